@@ -272,7 +272,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
-      a2aPush.stop();
+      await a2aPush.stop();
       await agent.stop();
       await webhooks.stop();
       await mcp.stop();

@@ -6,7 +6,7 @@
  * decider stays as it is). Contracts:
  * - One record per task (`a2a-push-<sha256 of session key and turn>`): `set` replaces a config of the same id,
  *   `delete` removes one; both change the record under a lease of the medium, so instances never lose a change.
- * - A task without a config costs no read of the store on a medium of one instance (config-index.ts).
+ * - A task without a config costs no read of the store (config-index.ts; on redis while its changes are heard).
  * - `checkUrl` is the URL policy of remote tool servers (`server.mcp`): http(s) only, never link-local or metadata
  *   addresses, private networks only when allowed; a refusal is INVALID_REQUEST naming the caller's field.
  */
@@ -17,7 +17,7 @@ import type { A2aPushConfigs, PushConfig } from '../a2a-face/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { Lease, SecretStore } from '../store/secret-store.ts';
 import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
-import { createConfigIndex } from './config-index.ts';
+import { createConfigIndex, type IndexChanges } from './config-index.ts';
 
 const LOCK_MS = 5_000;
 
@@ -34,9 +34,9 @@ const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), conf
 export const pushConfigKey = (sessionKey: string, turnId: string): string =>
   `a2a-push-${createHash('sha256').update(`${sessionKey}\n${turnId}`).digest('hex').slice(0, 48)}`;
 
-/** `shared`: several instances use the medium (redis). */
-export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy, shared: boolean): A2aPushConfigs {
-  const index = createConfigIndex(secrets, shared, locked);
+/** `changes`: how the instances sharing the medium (redis) hear each other's changes; absent: one instance. */
+export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy, changes?: IndexChanges): A2aPushConfigs {
+  const index = createConfigIndex(secrets, changes, locked);
   async function read(sessionKey: string, turnId: string): Promise<PushConfig[]> {
     const key = pushConfigKey(sessionKey, turnId);
     if (!(await index.mayHave(key))) return [];

@@ -11,6 +11,7 @@ import type { Logger } from '../log/index.ts';
 import { madeOnce } from '../made-once.ts';
 import { sharedSecret, type SecretStore } from '../store/secret-store.ts';
 import type { OutboxStore } from '../webhooks/outbox-store.ts';
+import { createRedisIndexChanges } from './changes-redis.ts';
 import { createPushConfigStore } from './config-store.ts';
 import { createPushDeliveries } from './deliveries.ts';
 import { createPushSigner } from '../auth/notification-signer.ts';
@@ -33,7 +34,13 @@ export interface A2aPushDeps {
 export function createA2aPush(deps: A2aPushDeps) {
   const { mcp } = deps.config.server;
   const policy = { allowPrivateNetworks: mcp.allowPrivateNetworks, allowedHosts: mcp.allowedHosts };
-  const configs = createPushConfigStore(deps.secrets, policy, deps.config.storage.type === 'redis');
+  const { storage } = deps.config;
+  // On redis the instances tell each other of config changes, so a task without one reads nothing there either.
+  const shared =
+    storage.type === 'redis'
+      ? createRedisIndexChanges({ url: storage.url, keyPrefix: storage.keyPrefix, log: deps.log })
+      : undefined;
+  const configs = createPushConfigStore(deps.secrets, policy, shared?.changes);
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
   const deliveries = createPushDeliveries({
@@ -52,8 +59,14 @@ export function createA2aPush(deps: A2aPushDeps) {
     outbox: deps.outbox,
     target: deliveries.target,
     jwks: async () => (await signer()).jwks(),
-    start: () => deliveries.start(),
-    stop: () => deliveries.stop(),
+    start(): void {
+      deliveries.start();
+      shared?.open().catch((err: unknown) => deps.log.warn({ err }, 'a2a push: config changes not heard; reading'));
+    },
+    async stop(): Promise<void> {
+      deliveries.stop();
+      await shared?.close();
+    },
   };
 }
 export type A2aPush = ReturnType<typeof createA2aPush>;
