@@ -111,6 +111,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: webhookLog,
     addSecret: redactor.addSecret,
     push: () => a2aPush.target,
+    steps: (key, turnId) => follower.steps(key, turnId),
   });
   const agent = createAgentService({
     config,

@@ -6,10 +6,14 @@
  * Contracts:
  * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry
  *   put here falls due. Nothing runs after `stop()` resolved.
+ * - It polls only once there is something to look for: `start(true)` (webhooks exist, or another instance may add
+ *   deliveries), `poll()`, the first `wake()`, or a pending delivery found at start; until then no timer runs.
  * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
  * - A delivery the push target owns (an A2A push notification, src/a2a-push) is sent as the request the target
  *   builds for it at the attempt, with the target's timeout and retry schedule; when it builds none (the config was
  *   deleted) the delivery fails with `lastError: "push config removed"`.
+ * - A delivery the local target owns (a turn's recheck, recheck.ts) is attempted by running it here, with its
+ *   timeout and retry schedule.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
@@ -42,6 +46,14 @@ export interface PushTarget {
   request(d: Delivery, at: number): Promise<AttemptRequest | undefined>;
 }
 
+/** Deliveries attempted here, not sent anywhere (a turn's recheck). */
+export interface LocalTarget {
+  owns(d: Delivery): boolean;
+  retryScheduleMs: readonly number[];
+  timeoutMs: number;
+  run(d: Delivery, at: number): Promise<AttemptOutcome>;
+}
+
 const gone = (error: string): AttemptOutcome => ({ delivered: false, retry: false, error });
 
 export interface DispatcherDeps {
@@ -51,6 +63,7 @@ export interface DispatcherDeps {
   refresh?: () => Promise<void>;
   /** Asked for each delivery whether it owns it (read at each send: it may be wired after the dispatcher). */
   push?: () => PushTarget | undefined;
+  local?: LocalTarget;
   policy: UrlPolicy;
   clock: Clock;
   log: Logger;
@@ -75,6 +88,8 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** Where `d` goes: the push target, or its webhook (undefined when removed). */
   function targetOf(d: Delivery) {
+    const { local } = deps;
+    if (local?.owns(d)) return { local, timeoutMs: local.timeoutMs, schedule: local.retryScheduleMs };
     const push = deps.push?.();
     if (push?.owns(d)) return { push, timeoutMs: push.timeoutMs, schedule: push.retryScheduleMs };
     const hook = deps.webhook(d.webhookId);
@@ -82,6 +97,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   async function attempt(d: Delivery, to: ReturnType<typeof targetOf>, now: number): Promise<AttemptOutcome> {
+    if (to.local) return to.local.run(d, now);
     if (to.push) {
       const request = await to.push.request(d, now);
       return request ? attemptRequest(request, to.timeoutMs, deps.policy, undefined) : gone('push config removed');
@@ -135,17 +151,32 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   let poller: NodeJS.Timeout | undefined;
+  function poll(): void {
+    if (stopped || poller) return;
+    poller = setInterval(wake, pollMs);
+    poller.unref();
+  }
   return {
-    wake,
-    start(): void {
-      stopped = false;
-      poller = setInterval(wake, pollMs);
-      poller.unref();
+    wake(): void {
+      poll();
       wake();
+    },
+    poll,
+    /** `busy`: poll from the start. */
+    start(busy: boolean): void {
+      stopped = false;
+      if (busy) poll();
+      wake();
+      // A delivery left pending by an earlier run (retried later) needs the poll.
+      outbox
+        .due(Number.MAX_SAFE_INTEGER, 1)
+        .then((pending) => pending.length > 0 && poll())
+        .catch((err: unknown) => log.error({ err }, 'webhook outbox: could not read pending deliveries'));
     },
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(poller);
+      poller = undefined;
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await looking;

@@ -3,7 +3,7 @@
  * (created with NX, so one fact is one delivery however many instances announce it), the pending ones are scored by
  * their next attempt in `<p>outbox:due`, a webhook's by creation in `<p>outbox:w:<webhookId>`; runtime webhooks are
  * the hash `<p>outbox:hooks`. A claim is `SET NX PX` on `<p>outbox:lease:<id>`. Finished deliveries expire after
- * `keepFinishedMs`.
+ * `keepFinishedMs`, and a webhook's list drops those created before that whenever one of its deliveries finishes.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/index.ts';
@@ -58,7 +58,10 @@ export function createRedisOutbox(options: {
       const finished = d.status === 'pending' ? {} : { expiration: { type: 'PX' as const, value: keep } };
       tx.set(keys.delivery(d.id), JSON.stringify(d), finished);
       if (d.status === 'pending') tx.zAdd(keys.due, { score: d.nextAttemptAt, value: d.id });
-      else tx.zRem(keys.due, d.id);
+      else {
+        tx.zRem(keys.due, d.id);
+        tx.zRemRangeByScore(keys.ofWebhook(d.webhookId), '-inf', `(${Date.now() - keep}`);
+      }
       await tx.exec();
     },
     get: async (id) => parse(await client.get(keys.delivery(id))),

@@ -9,10 +9,12 @@
  *   link-local or metadata) when the service opens (the agent file's: INVALID_REQUEST naming `webhooks.<n>.url`)
  *   and when added (`url`), and again on the resolved addresses at each attempt.
  * - Secrets never leave: records list no secret, and a runtime secret is redacted from every output.
+ * - Given the turns' stored steps (`steps`), a fact stored just before the instance died is announced by the next
+ *   one (recheck.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.ts';
-import type { AgentEvents } from '../agent/index.ts';
+import type { AgentEvents, TurnStep } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -23,9 +25,10 @@ import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './even
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
+import { createRecheck } from './recheck.ts';
 
 export interface WebhookServiceDeps {
-  config: Pick<AgentConfig, 'webhooks' | 'server'>;
+  config: Pick<AgentConfig, 'webhooks' | 'server' | 'storage'>;
   bus: Pick<Bus<WebhookCommands, AgentEvents>, 'handle' | 'on'>;
   outbox: OutboxStore;
   clock: Clock;
@@ -34,6 +37,8 @@ export interface WebhookServiceDeps {
   addSecret?: (secret: string) => void;
   /** The A2A push notifications' target, whose deliveries share the outbox (read when a delivery is sent). */
   push?: () => PushTarget | undefined;
+  /** A turn's stored steps (the turn follower's): with it, a fact its instance died before announcing is not lost. */
+  steps?: (sessionKey: string, turnId: string) => Promise<TurnStep[]>;
   pollMs?: number;
 }
 
@@ -61,11 +66,14 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     deps.addSecret?.(hook.secret);
     hooks.set(hook.id, { hook, source: 'api' });
   };
+  const announceFrame = (name: string, payload: unknown, ts: number) => announce(webhookEventOf(name, payload, ts));
+  const recheck = deps.steps && createRecheck({ outbox, steps: deps.steps, announce: announceFrame, log });
   const dispatcher = createDispatcher({
     outbox,
     webhook: (id) => hooks.get(id)?.hook,
     refresh,
     ...(deps.push && { push: deps.push }),
+    ...(recheck && { local: recheck.target }),
     policy,
     clock,
     log,
@@ -77,7 +85,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     (hook.filter?.sessionId === undefined || hook.filter.sessionId === data.sessionId) &&
     (hook.filter?.principal === undefined || hook.filter.principal === data.principal);
 
-  async function announce(e: WebhookEvent): Promise<void> {
+  async function announce(e: WebhookEvent | undefined): Promise<void> {
+    if (e === undefined) return;
     const body = JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data });
     const now = clock.now();
     let added = false;
@@ -90,11 +99,14 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       if (await outbox.add(d)) added = true;
     }
     if (added) dispatcher.wake();
+    const turnId = e.data.turnId;
+    if (recheck && (e.type === 'turn.completed' || e.type === 'turn.failed') && typeof turnId === 'string')
+      await recheck.ended(e.sessionKey, turnId, now);
   }
-  const announced = (e: WebhookEvent | undefined) => {
-    if (e === undefined) return;
-    announce(e).catch((err: unknown) => log.error({ err, eventId: e.id }, 'webhook outbox: could not keep a delivery'));
-  };
+  const announced = (e: WebhookEvent | undefined): void =>
+    void announce(e).catch((err: unknown) =>
+      log.error({ err, eventId: e?.id }, 'webhook outbox: could not keep a delivery'),
+    );
 
   const checked = (url: string, field: string) => {
     try {
@@ -111,6 +123,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     if (hooks.has(hook.id) || !(await outbox.addWebhook(hook)))
       throw new AppError('INVALID_REQUEST', `A webhook "${hook.id}" exists`, { field: 'id', reason: 'exists' });
     learn(hook);
+    dispatcher.poll();
     log.info({ webhookId: hook.id, events: hook.events }, 'webhook added');
     return webhookRecordOf({ hook, source: 'api' });
   }
@@ -131,6 +144,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
           deps.bus.on(name, (e) => void (hooks.size > 0 && announced(webhookEventOf(e.name, e.payload, e.ts)))),
         );
       unsubscribe.push(
+        deps.bus.on('agent.userMessage', (e) => hooks.size > 0 && recheck?.started(e.payload, clock.now())),
+      );
+      unsubscribe.push(
         ...registerWebhookCommands(deps.bus, {
           add,
           hooks,
@@ -141,7 +157,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
           },
         }),
       );
-      dispatcher.start();
+      // On redis another instance may add webhooks and deliveries: look every pollMs there.
+      dispatcher.start(hooks.size > 0 || deps.config.storage.type === 'redis');
     },
     /** The agent deleted the session `key` (its `onSessionDeleted`). */
     sessionDeleted(key: string): void {

@@ -1,10 +1,10 @@
 /**
  * The webhooks' dispatcher sends the deliveries its push target owns (A2A push notifications): the target's request,
- * its retry schedule, and a failure for good when the target builds no request (the config was deleted).
- * A real HTTP receiver on 127.0.0.1.
+ * its retry schedule, and a failure for good when the target builds no request (the config was deleted). It runs no
+ * timer while there is nothing to look for. A real HTTP receiver on 127.0.0.1.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createDispatcher, type PushTarget } from '../../src/webhooks/dispatcher.ts';
@@ -60,7 +60,7 @@ describe('the dispatcher and push deliveries', () => {
     const { outbox, dispatcher } = await dispatched(['p2']);
     await outbox.add(delivery('p1'));
     await outbox.add(delivery('p2'));
-    dispatcher.start();
+    dispatcher.start(true);
     await expect.poll(async () => (await outbox.get('p1'))?.status).toBe('delivered');
     await expect.poll(async () => (await outbox.get('p2'))?.lastError).toBe('push config removed');
     expect((await outbox.get('p2'))?.status).toBe('failed');
@@ -75,11 +75,35 @@ describe('the dispatcher and push deliveries', () => {
     const { outbox, dispatcher } = await dispatched([]);
     const before = Date.now();
     await outbox.add(delivery('p3'));
-    dispatcher.start();
+    dispatcher.start(true);
     await expect.poll(async () => (await outbox.get('p3'))?.attempts).toBe(1);
     await dispatcher.stop();
     const d = await outbox.get('p3');
     expect(d).toMatchObject({ status: 'pending', lastStatusCode: 503 });
     expect(d?.nextAttemptAt).toBeGreaterThanOrEqual(before + 60_000);
+  });
+
+  it('runs no timer while there is nothing to look for; polls once a delivery was enqueued or one is pending', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      const idle = await dispatched([]);
+      idle.dispatcher.start(false);
+      await settled();
+      expect(vi.getTimerCount()).toBe(0);
+      idle.dispatcher.wake(); // a delivery was enqueued
+      expect(vi.getTimerCount()).toBe(1);
+      await idle.dispatcher.stop();
+      expect(vi.getTimerCount()).toBe(0);
+
+      const left = await dispatched([]);
+      await left.outbox.add({ ...delivery('p4'), nextAttemptAt: Date.now() + 3_600_000 }); // an earlier run's retry
+      left.dispatcher.start(false);
+      await settled();
+      expect(vi.getTimerCount()).toBe(1);
+      await left.dispatcher.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
