@@ -13,6 +13,7 @@ import { soakBench } from './suites/soak.ts';
 import { startupBench } from './suites/startup.ts';
 import { streamingBench } from './suites/streaming.ts';
 import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
+import { turnCostBench } from './suites/turn-cost.ts';
 import { turnsBench } from './suites/turns.ts';
 
 export const BENCHES: Bench[] = [
@@ -28,6 +29,7 @@ export const BENCHES: Bench[] = [
   idleBench,
   restBench,
   turnsBench,
+  turnCostBench,
   apisBench,
   listTasksBench,
   soakBench,

@@ -1,0 +1,178 @@
+/**
+ * What announcing finished work and resuming turns cost per turn (issue 60): `POST /api/message-sync` against an
+ * instant model on three services, alternating short windows so that other jobs hit all alike:
+ * - `none`: bench.yml, no webhook (what every turn costs without the feature);
+ * - `webhook`: one webhook (`turn.completed`) to a receiver in the bench process answering 204 — a turn's delivery
+ *   kept in the JSONL outbox (fsync'd), its recheck (src/webhooks/recheck.ts), and the signed POST; a window ends
+ *   once the receiver got every turn's delivery, so their CPU is counted in it;
+ * - `resume`: `server.resumeTurns: true` — the turn's open mark set and removed.
+ * And what the `none` side wrote to the outbox: nothing, the goal.
+ */
+import { createServer } from 'node:http';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ms, type Bench } from '../lib/bench.ts';
+import { httpLoad, rawRequest, type HttpLoadResult } from '../lib/http-load.ts';
+import { cpuWindow, startService, type Service } from '../lib/procs.ts';
+import { round, Samples, sleep } from '../lib/stats.ts';
+
+const CONNECTIONS = 4;
+const WINDOW_MS = 1000;
+const OUTBOX_FILE = '.agentd-outbox.jsonl';
+
+const sync = (sessionId: string) =>
+  rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
+
+function checked(http: HttpLoadResult): HttpLoadResult {
+  if (http.errors || Object.keys(http.statuses).length)
+    throw new Error(`message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
+  return http;
+}
+
+/** A receiver on loopback that accepts every delivery; how many it got. */
+async function receiver() {
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    count: () => count,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** One service's side: agentd CPU, turns and latencies summed over its windows. */
+function side(name: string, svc: Service, settled: (turns: number) => Promise<void>) {
+  const latency = new Samples();
+  let cpuMs = 0;
+  let turns = 0;
+  return {
+    name,
+    svc,
+    async window(): Promise<void> {
+      const cpu = cpuWindow({ agentd: svc.pid });
+      const r = checked(
+        await httpLoad(
+          {
+            port: svc.port,
+            connections: CONNECTIONS,
+            durationMs: WINDOW_MS,
+            request: (c) => sync(`${name}-${c}`),
+            timeoutMs: 30_000,
+          },
+          true,
+        ),
+      );
+      turns += r.requests;
+      await settled(turns);
+      cpuMs += cpu().cpuMs.agentd ?? 0;
+      for (const v of r.series ?? []) latency.push(v);
+    },
+    result: () => ({ turns, cpuMsPerTurn: round(cpuMs / Math.max(1, turns), 3), latency: latency.summary() }),
+  };
+}
+
+export const turnCostBench: Bench = {
+  name: 'turn-cost',
+  title: 'What webhooks and turn resumption cost per turn (message-sync, instant model)',
+  quick: false,
+  async run({ mode, sim, log }) {
+    const rounds = mode === 'full' ? 10 : 5;
+    const rx = await receiver();
+    const services: Service[] = [];
+    try {
+      const none = await startService({ modelUrl: sim.url });
+      services.push(none);
+      const hooked = await startService({
+        modelUrl: sim.url,
+        agent: 'bench-webhook.yml',
+        env: { BENCH_WEBHOOK_URL: rx.url },
+      });
+      services.push(hooked);
+      const resume = await startService({ modelUrl: sim.url, agent: 'bench-resume.yml' });
+      services.push(resume);
+      const nothing = () => Promise.resolve();
+      let warmTurns = 0;
+      const delivered = async (turns: number) => {
+        const deadline = Date.now() + 30_000;
+        while (rx.count() < turns + warmTurns && Date.now() < deadline) await sleep(5);
+      };
+      log('  warm-up');
+      for (const svc of services) {
+        const r = await httpLoad({
+          port: svc.port,
+          connections: CONNECTIONS,
+          durationMs: 500,
+          request: (c) => sync(`w${c}`),
+        });
+        if (svc === hooked) warmTurns = r.requests;
+      }
+      await delivered(0);
+      const sides = [side('none', none, nothing), side('webhook', hooked, delivered), side('resume', resume, nothing)];
+      log(`  ${rounds} rounds of ${WINDOW_MS} ms windows per service, alternating`);
+      for (let r = 0; r < rounds; r++) for (const s of sides) await s.window();
+
+      const results = Object.fromEntries(sides.map((s) => [s.name, s.result()]));
+      const base = results.none?.cpuMsPerTurn ?? NaN;
+      const ratio = (name: string) => round((results[name]?.cpuMsPerTurn ?? NaN) / base, 2);
+      const outbox = join(none.dataDir, OUTBOX_FILE);
+      const outboxBytes = existsSync(outbox) ? statSync(outbox).size : 0;
+      const rows: [string, string][] = sides.map((s) => {
+        const r = s.result();
+        return [
+          `${s.name}: ${r.turns} turns`,
+          `agentd CPU ${r.cpuMsPerTurn} ms/turn (×${ratio(s.name)}), p50 ${ms(r.latency.p50)}, p99 ${ms(r.latency.p99)}`,
+        ];
+      });
+      rows.push(['deliveries the receiver got (warm-up included)', String(rx.count())]);
+      rows.push(['bytes the service without webhooks wrote to the outbox', String(outboxBytes)]);
+      return {
+        name: 'turn-cost',
+        title: 'What webhooks and turn resumption cost per turn (message-sync, instant model)',
+        load: `three services (no webhook; one webhook to a receiver on loopback; server.resumeTurns: true), 0.5 s of warm-up each, then ${rounds} rounds in which each answers message-sync for ${WINDOW_MS} ms on ${CONNECTIONS} keep-alive connections (a session each); the webhook side's window ends once every delivery arrived.`,
+        rows,
+        metrics: { sides: results, deliveries: rx.count(), outboxBytesWithoutWebhooks: outboxBytes },
+        goals: [
+          {
+            id: 'turn-cost-no-webhooks',
+            label: 'Outbox writes of a turn with no webhook',
+            target: 0,
+            unit: 'bytes',
+            better: 'lower',
+            value: outboxBytes,
+            note: 'with no webhook a stored fact costs one lookup of an empty map: no outbox file, no recheck (compare the `none` side with a revision before issue 60 with `npm run bench:compare -- <rev> --only turns`).',
+          },
+          {
+            id: 'turn-cost-webhook',
+            label: 'agentd CPU per turn, one webhook against none',
+            target: 1.5,
+            unit: '×',
+            better: 'lower',
+            value: ratio('webhook'),
+          },
+          {
+            id: 'turn-cost-resume',
+            label: 'agentd CPU per turn, resumption on against off',
+            target: 1.15,
+            unit: '×',
+            better: 'lower',
+            value: ratio('resume'),
+          },
+        ],
+        notes: [
+          "A turn with a webhook writes three outbox lines (the delivery, its recheck kept and then done) and one more when it was sent, each fsync'd (`write` + `fdatasync` ≈ 260 µs of CPU on this VM, bench/README.md), and makes one signed POST.",
+        ],
+      };
+    } finally {
+      for (const svc of services) await svc.stop();
+      await rx.close();
+    }
+  },
+};
