@@ -32,6 +32,14 @@ const validCron = (expression: string): boolean => {
   }
 };
 
+/** A session id's longest (src/session-id.ts). */
+const MAX_SESSION_ID = 128;
+/** The length of a session template once filled in (src/schedules/ticks.ts: `{{firedAt}}` is an ISO time). */
+const filledLength = (template: string, id: string): number =>
+  template.replace(/\{\{\s*(\w+)\s*\}\}/g, (all, name: string) =>
+    name === 'firedAt' ? 'x'.repeat(24) : name === 'date' ? 'x'.repeat(10) : name === 'id' ? id : all,
+  ).length;
+
 export const scheduleSchema = z
   .strictObject({
     id: scheduleIdSchema.describe('Names the schedule in `/api/schedules/{id}` and in its runs.'),
@@ -99,6 +107,12 @@ export const scheduleSchema = z
       ctx.addIssue({ code: 'custom', path: ['everyMs'], message: 'give cron or everyMs, not both' });
     if (s.timezone !== undefined && s.cron === undefined)
       ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'timezone goes with cron' });
+    if (filledLength(s.session, s.id) > MAX_SESSION_ID)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `filled in, the session id would be longer than ${MAX_SESSION_ID} characters`,
+      });
   });
 
 export type ScheduleInput = z.input<typeof scheduleSchema>;

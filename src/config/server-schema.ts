@@ -15,7 +15,7 @@ export const corsSchema = z.strictObject({
     ),
   methods: z
     .array(z.string())
-    .default(['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'])
+    .default(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
     .describe('Methods a preflight allows.'),
   headers: z
     .array(z.string())

@@ -8,12 +8,12 @@ import type { ScheduleMetrics } from './schedule-metrics.ts';
 import type { FireRecord, ScheduleStore } from './store-types.ts';
 
 /** An event on the session's bus, as far as a fire's end needs it. */
-type SessionEvent = { name: string; payload: unknown };
+export type SessionEvent = { name: string; payload: unknown };
 
 export interface EndDeps {
   /** Any bus that carries the agent's events (its listener is handed every event of the session). */
   bus: { onSession(sessionId: string, listener: (event: SessionEvent) => unknown): () => void };
-  store: Pick<ScheduleStore, 'update'>;
+  store: Pick<ScheduleStore, 'update' | 'runs'>;
   clock: Clock;
   log: Logger;
   metrics: ScheduleMetrics | undefined;
@@ -22,7 +22,7 @@ export interface EndDeps {
 }
 
 /** The fire's turn ended: records it `finished` or `failed`, with its usage. */
-function recordEnd(deps: EndDeps, fire: FireRecord, event: SessionEvent): void {
+export function recordEnd(deps: EndDeps, fire: FireRecord, event: SessionEvent): void {
   const { store, clock, log, metrics, track } = deps;
   const payload = event.payload as { usage?: Record<string, unknown>; code?: string };
   const failed = event.name === 'agent.error';

@@ -13,16 +13,22 @@ export type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts
 /** On Redis a fire claimed but unsent this long is taken for a dead instance's and sent by the next to start. */
 const REDIS_RECOVER_AFTER_MS = 60_000;
 
-/** The schedule store beside the sessions (JSONL: a file in their folder; Redis: the cluster's connection). */
+/**
+ * The schedule store beside the sessions (JSONL: a file in their folder; Redis: the cluster's connection, `shared`
+ * with the other instances).
+ */
 export function scheduleStoreOf(
   storage: AgentConfig['storage'],
   log: Logger,
   redis: RedisConnection | undefined,
-): { store: ScheduleStore; recoverAfterMs: number } {
-  if (storage.type === 'jsonl') return { store: createJsonlScheduleStore(storage.dir, log), recoverAfterMs: 0 };
-  if (storage.type === 'redis' && redis)
-    return { store: createRedisScheduleStore(redis, storage.keyPrefix), recoverAfterMs: REDIS_RECOVER_AFTER_MS };
-  return { store: createMemoryScheduleStore(), recoverAfterMs: 0 };
+): { store: ScheduleStore; recoverAfterMs: number; shared: boolean } {
+  if (storage.type === 'jsonl')
+    return { store: createJsonlScheduleStore(storage.dir, log), recoverAfterMs: 0, shared: false };
+  if (storage.type === 'redis' && redis) {
+    const store = createRedisScheduleStore(redis, storage.keyPrefix);
+    return { store, recoverAfterMs: REDIS_RECOVER_AFTER_MS, shared: true };
+  }
+  return { store: createMemoryScheduleStore(), recoverAfterMs: 0, shared: false };
 }
 
 /** The agent file's schedules as kept: owned by their `principal`'s namespace. */

@@ -4,9 +4,10 @@
  * open. One process owns the folder, as it owns the session logs. The file is made, and held open, only once something
  * is written: an agentd with no schedules leaves no file and holds no descriptor in the folder.
  */
-import { mkdir, open as openFile, readFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
+import { replayRecords } from '../store/jsonl-records.ts';
 import { createMemoryScheduleStore, type ScheduleRecord } from './memory-schedule-store.ts';
 import type { ScheduleStore } from './store-types.ts';
 
@@ -32,18 +33,7 @@ export function createJsonlScheduleStore(dir: string, log: Logger): ScheduleStor
     ...memory,
     async open() {
       await mkdir(dir, { recursive: true });
-      const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return '';
-        throw e;
-      });
-      for (const line of text.split('\n')) {
-        if (line.trim() === '') continue;
-        try {
-          memory.apply(JSON.parse(line) as ScheduleRecord);
-        } catch {
-          log.warn({ path }, 'a torn line of the schedule store was skipped');
-        }
-      }
+      await replayRecords<ScheduleRecord>(path, (r) => memory.apply(r), log, 'schedule store');
       opened = true;
     },
     async close() {

@@ -1,31 +1,71 @@
 /**
- * Whether a schedule's previous run is unfinished (`overlap: skip` holds the tick then): its latest run that was not
- * itself skipped is `sent`, and its session's log holds no `response` or `error` of its turn. The log is asked because
- * the instance that sent it may have died, or the turn run elsewhere, before its end was recorded; a log that cannot
- * be read counts as unfinished.
+ * A run's end as its session's log holds it, and whether a schedule's previous run is unfinished (`overlap: skip`
+ * holds the tick then): its latest run that was not itself skipped is being sent (`claimed` for less than
+ * CLAIM_HELD_MS after its jitter: an older claim is a dead instance's, sent at the next start), or `sent` while its
+ * session's log holds no `response` or `error` of its turn. The log is asked because the instance that sent it may have died, or the turn
+ * run elsewhere, before its end was recorded; an end found there is handed to `settle` (the run is recorded ended),
+ * and a log that cannot be read counts as unfinished. `followSent` (at start) records the ends of runs left `sent`.
  */
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import { sessionKey } from '../session-id.ts';
-import type { ScheduleStore, StoredSchedule } from './store-types.ts';
+import { recordEnd, watchEnds, type EndDeps, type SessionEvent } from './fire-ends.ts';
+import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
 
 /** Runs looked through for the latest one not skipped. */
-const LOOK_BACK = 50;
+export const LOOK_BACK = 50;
+/** How long a claimed run counts as being sent (its message's durable write may wait for the session's store). */
+const CLAIM_HELD_MS = 60_000;
+
+type HistoryBus = Pick<Bus<AgentCommands, never>, 'execute'>;
+
+/** The session key of a run of `schedule`. */
+export const runSessionKey = (schedule: StoredSchedule, session: string) =>
+  sessionKey(schedule.owner === '' ? undefined : schedule.owner, session);
+
+/** The `agent.response` or `agent.error` that ended a sent run's turn, read off its session's log; undefined: none yet. */
+export async function endInLog(
+  bus: HistoryBus,
+  schedule: StoredSchedule,
+  run: FireRecord,
+): Promise<SessionEvent | undefined> {
+  if (run.session === undefined || run.turnId === undefined) return undefined;
+  const { frames } = await bus.execute('agent.history', { sessionId: runSessionKey(schedule, run.session) });
+  const end = frames.find(
+    (f) => (f.event === 'response' || f.event === 'error') && (f.data as { turnId?: string }).turnId === run.turnId,
+  );
+  return end && { name: `agent.${end.event}`, payload: end.data };
+}
 
 export async function previousRunUnfinished(
   store: Pick<ScheduleStore, 'runs'>,
-  bus: Pick<Bus<AgentCommands, never>, 'execute'>,
+  bus: HistoryBus,
   schedule: StoredSchedule,
+  now: number,
+  settle: (run: FireRecord, end: SessionEvent) => void,
 ): Promise<boolean> {
   const last = (await store.runs(schedule.id, LOOK_BACK)).find((r) => r.status !== 'skipped');
-  if (last?.status !== 'sent' || last.session === undefined || last.turnId === undefined) return false;
-  const key = sessionKey(schedule.owner === '' ? undefined : schedule.owner, last.session);
+  if (last?.status === 'claimed') return now - Date.parse(last.plannedAt) < CLAIM_HELD_MS + schedule.jitterMs;
+  if (last?.status !== 'sent') return false;
   try {
-    const { frames } = await bus.execute('agent.history', { sessionId: key });
-    return !frames.some(
-      (f) => (f.event === 'response' || f.event === 'error') && (f.data as { turnId?: string }).turnId === last.turnId,
-    );
+    const end = await endInLog(bus, schedule, last);
+    if (end) settle(last, end);
+    return end === undefined;
   } catch {
     return true;
+  }
+}
+
+/** Records the ends of a schedule's runs left `sent` by an earlier start or another instance: off the log, or later. */
+export async function followSent(deps: EndDeps, bus: HistoryBus, schedule: StoredSchedule): Promise<void> {
+  for (const run of await deps.store.runs(schedule.id, LOOK_BACK)) {
+    if (run.status !== 'sent' || run.session === undefined) continue;
+    try {
+      const end = await endInLog(bus, schedule, run);
+      if (end) recordEnd(deps, run, end);
+      else watchEnds(deps, runSessionKey(schedule, run.session)).follow(run);
+    } catch (e) {
+      deps.log.warn({ err: e, schedule: schedule.id, plannedAt: run.plannedAt }, "a run's end could not be read");
+    }
   }
 }

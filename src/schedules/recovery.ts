@@ -1,8 +1,10 @@
 /**
  * What the scheduler does on start, before its first tick: keeps the agent file's schedules in the store (their
  * pause state stays the store's), sends once the fires an earlier run claimed but never sent (older than
- * `recoverAfterMs`: on Redis a younger one may be another instance's, being sent), applies `catchUp: last` (the
- * latest tick missed since the last recorded fire, fired once) and arms every schedule from now.
+ * `recoverAfterMs`: on Redis a younger one may be another instance's, being sent), follows the runs an earlier start
+ * left `sent` (their ends are recorded: at once when their session's log holds them, else when their turns end),
+ * applies `catchUp: last` (the latest tick missed since the last recorded fire, fired once) and arms every schedule
+ * from now.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
@@ -17,6 +19,7 @@ export interface RecoveryDeps {
   send(schedule: StoredSchedule, plannedAt: number): Promise<void>;
   fire(schedule: StoredSchedule, plannedAt: number): Promise<void>;
   arm(schedule: StoredSchedule, from: number): void;
+  followSent(schedule: StoredSchedule): Promise<void>;
 }
 
 async function merged(store: ScheduleStore, configured: StoredSchedule[]): Promise<Map<string, StoredSchedule>> {
@@ -45,6 +48,7 @@ export async function recover(deps: RecoveryDeps, configured: StoredSchedule[]):
   }
   for (const schedule of schedules.values()) {
     deps.arm(schedule, now);
+    await deps.followSent(schedule);
     if (schedule.catchUp !== 'last' || schedule.paused) continue;
     const last = await store.lastPlanned(schedule.id);
     const missed = ticksOf(schedule).latest(now);

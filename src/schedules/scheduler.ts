@@ -3,20 +3,21 @@
  * - A fire is claimed in the store (recorded, durably) before its message is sent; a claim lost to another instance
  *   or to an earlier run of this one is not sent. On start, fires claimed but never sent (older than
  *   `recoverAfterMs`) are sent once; `catchUp: last` fires the latest tick missed since the last recorded one.
- * - `overlap: skip`: a tick whose schedule's previous fire is still `sent` (its turn unfinished) is recorded
- *   `skipped`; `queue` sends it anyway (the session queues it behind the running turn).
- * - A fire's turn end (`agent.response` / `agent.error` of its turn, heard on the bus) records it `finished` or
- *   `failed` with usage.
- * - `tick()` fires what is due at `clock.now()`; `start()` calls it on timers that never hold the process open.
+ * - `overlap: skip`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is
+ *   recorded `skipped`; `queue` sends it anyway (the session queues it behind the running turn).
+ * - A fire's turn end (`agent.response` / `agent.error` of its turn, heard on the bus, or found in its session's log
+ *   after a restart or by the next tick's overlap check) records it `finished` or `failed` with usage.
+ * - `tick()` fires what is due at `clock.now()`; `start()` calls it on timers that never hold the process open. With
+ *   no schedule armed and a store only this process writes (JSONL, memory) no timer runs until one is made; a shared
+ *   store (Redis) is looked at every `pollMs`, since another instance may make one.
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import { previousRunUnfinished } from './overlap.ts';
+import { followSent, previousRunUnfinished, runSessionKey } from './overlap.ts';
 import { recover } from './recovery.ts';
-import { watchEnds, type EndDeps } from './fire-ends.ts';
+import { recordEnd, watchEnds, type EndDeps, type SessionEvent } from './fire-ends.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
-import { sessionKey } from '../session-id.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
 import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
 import { fillTemplate, ticksOf, type Ticks } from './ticks.ts';
@@ -30,6 +31,8 @@ export interface SchedulerOptions {
   /** 0 to 1 (Math.random); jitter is `random() * jitterMs`. */
   random?: () => number;
   recoverAfterMs?: number;
+  /** Other instances write the store too (Redis): it is looked at even while no schedule is armed. */
+  shared?: boolean;
   /** The longest wait between two looks at the clock, in ms. */
   pollMs?: number;
 }
@@ -42,6 +45,8 @@ interface Armed {
 
 export type Scheduler = ReturnType<typeof createScheduler>;
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
 export function createScheduler(options: SchedulerOptions) {
   const { store, bus, clock, log, metrics } = options;
   const random = options.random ?? Math.random;
@@ -49,13 +54,15 @@ export function createScheduler(options: SchedulerOptions) {
   const pending = new Set<Promise<unknown>>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = true;
+  /** No timer is set and no look is under way: `put` starts the loop again. */
+  let idle = true;
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
     void p.finally(() => pending.delete(p)).catch(() => {});
     return p;
   };
-  const iso = (ms: number) => new Date(ms).toISOString();
+  const endDeps: EndDeps = { bus, store, clock, log, metrics, track };
 
   function arm(schedule: StoredSchedule, from: number): void {
     const ticks = ticksOf(schedule);
@@ -65,9 +72,9 @@ export function createScheduler(options: SchedulerOptions) {
   async function send(schedule: StoredSchedule, plannedAt: number): Promise<void> {
     const base: FireRecord = { scheduleId: schedule.id, status: 'claimed', plannedAt: iso(plannedAt) };
     const session = fillTemplate(schedule.session, schedule.id, plannedAt);
-    const key = sessionKey(schedule.owner === '' ? undefined : schedule.owner, session);
+    const key = runSessionKey(schedule, session);
     const firedAt = clock.now();
-    const ends = watchEnds({ bus, store, clock, log, metrics, track }, key);
+    const ends = watchEnds(endDeps, key);
     try {
       const { turnId } = await bus.execute('agent.sendMessage', {
         sessionId: key,
@@ -89,14 +96,13 @@ export function createScheduler(options: SchedulerOptions) {
 
   /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
   async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
-    const held = schedule.overlap === 'skip' && (await previousRunUnfinished(store, bus, schedule));
+    const settle = (run: FireRecord, end: SessionEvent) => recordEnd(endDeps, run, end);
+    const held =
+      schedule.overlap === 'skip' && (await previousRunUnfinished(store, bus, schedule, clock.now(), settle));
     if (!(await store.claim(schedule.id, plannedAt))) return;
     if (held) {
       metrics?.skips.inc();
-      log.info(
-        { schedule: schedule.id, plannedAt: iso(plannedAt) },
-        'schedule tick skipped: its previous run is unfinished',
-      );
+      log.info({ schedule: schedule.id, plannedAt: iso(plannedAt) }, 'schedule tick skipped: previous run unfinished');
       await store.update({ scheduleId: schedule.id, status: 'skipped', plannedAt: iso(plannedAt), reason: 'overlap' });
       return;
     }
@@ -131,7 +137,8 @@ export function createScheduler(options: SchedulerOptions) {
   }
 
   function loop(): void {
-    if (stopped) return;
+    idle = stopped || (armed.size === 0 && !options.shared);
+    if (idle) return;
     const now = clock.now();
     const nexts = [...armed.values()].map((a) => a.next ?? Infinity);
     const wait = Math.max(0, Math.min(options.pollMs ?? 1000, Math.min(...nexts) - now));
@@ -148,7 +155,8 @@ export function createScheduler(options: SchedulerOptions) {
     refresh,
     /** Loads the schedules (the agent file's and the stored ones) and, unless `timers: false`, fires them on time. */
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
-      await recover({ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, send, fire, arm }, configured);
+      const recovery = { store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, send, fire, arm };
+      await recover({ ...recovery, followSent: (s) => followSent(endDeps, bus, s) }, configured);
       stopped = !timers;
       loop();
     },
@@ -157,10 +165,11 @@ export function createScheduler(options: SchedulerOptions) {
       clearTimeout(timer);
       await Promise.allSettled([...pending]);
     },
-    /** Arms a new or changed schedule (its next tick after now); `undefined` disarms `id`. */
+    /** Keeps and arms a new or changed schedule (its next tick after now); the first one wakes an idle loop. */
     async put(schedule: StoredSchedule): Promise<void> {
       await store.saveSchedule(schedule);
       arm(schedule, clock.now());
+      if (idle) loop();
     },
     async remove(id: string): Promise<void> {
       armed.delete(id);

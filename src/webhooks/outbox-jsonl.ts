@@ -5,9 +5,10 @@
  * deliveries older than `keepFinishedMs` left out. The file is made, and held open, only once something is written: an
  * agentd with no webhooks leaves no file and holds no descriptor in the folder.
  */
-import { mkdir, open as openFile, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
+import { replayRecords } from '../store/jsonl-records.ts';
 import { createOutboxState, outboxOverState, type OutboxLine, type OutboxStore } from './outbox-store.ts';
 
 export const OUTBOX_FILE = '.agentd-outbox.jsonl';
@@ -21,26 +22,6 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
   let opened = false;
   let handle: FileHandle | undefined;
   let writing: Promise<void> = Promise.resolve();
-
-  /** Reads the file into the state; false when there is none. */
-  async function replay(): Promise<boolean> {
-    let text = '';
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      return false;
-    }
-    for (const raw of text.split('\n')) {
-      if (raw.trim() === '') continue;
-      try {
-        state.apply(JSON.parse(raw) as OutboxLine);
-      } catch {
-        options.log.warn({ path }, 'webhook outbox: an unreadable line was skipped');
-      }
-    }
-    return true;
-  }
 
   /** Rewrites the file with the current state (atomically: a temporary file renamed over it). */
   async function compact(): Promise<void> {
@@ -77,7 +58,7 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
     async open() {
       if (opened) return;
       await mkdir(options.dir, { recursive: true });
-      if (await replay()) await compact();
+      if (await replayRecords<OutboxLine>(path, (l) => state.apply(l), options.log, 'webhook outbox')) await compact();
       opened = true;
     },
     async close() {

@@ -126,7 +126,7 @@ describe('HTTP front end', () => {
     });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://allowed.example');
-    expect(ok.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, DELETE, OPTIONS');
+    expect(ok.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, PATCH, DELETE, OPTIONS');
     expect(ok.headers.get('access-control-allow-headers')).toBe('Content-Type, Authorization');
     expect(ok.headers.get('access-control-max-age')).toBe('86400');
     const simple = await svc.request(`/api/health`, { headers: { Origin: 'https://allowed.example' } });

@@ -47,7 +47,13 @@ describe('schedules', () => {
     expect(new Set(ticks).size).toBe(ticks.length);
     for (const t of ticks) expect(Date.parse(t) % 1000).toBe(0);
     const run = (await runsOf(app, 'every-second')).find((r) => r.status === 'finished');
-    expect(run).toMatchObject({ session: 'sched-runs', turnId: expect.any(String), firedAt: expect.any(String) });
+    expect(run).toMatchObject({
+      session: 'sched-runs',
+      turnId: expect.any(String),
+      firedAt: expect.any(String),
+      finishedAt: expect.any(String),
+      usage: { totalTokens: expect.any(Number) },
+    });
     await expect.poll(async () => (await ticksIn(app, 'file-runs')).length, PATIENT).toBeGreaterThanOrEqual(2);
 
     const paused = await api(app.url, 'PATCH', '/api/schedules/every-second', { paused: true });
@@ -58,6 +64,27 @@ describe('schedules', () => {
     expect((await api(app.url, 'GET', '/api/schedules/every-second')).status).toBe(404);
     const metrics = await (await fetch(`${app.url}/metrics`)).text();
     expect(metrics).toMatch(/agentd_schedule_fires_total [1-9]/);
+    expect(metrics).toMatch(/agentd_schedule_lag_seconds_count [1-9]/);
+  });
+
+  it('answers a browser preflight for PATCH /api/schedules/{id} (PATCH is among the default allowed methods)', async () => {
+    const origin = 'https://console.example';
+    const app = await boot({ server: { ...roomyLimits, cors: { origins: [origin] } } });
+    await api(app.url, 'POST', '/api/schedules', { id: 'cors', cron: '0 0 1 1 *', message: 'm' });
+    const preflight = await fetch(`${app.url}/api/schedules/cors`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'PATCH' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(preflight.headers.get('access-control-allow-methods')?.split(', ')).toContain('PATCH');
+    const patched = await fetch(`${app.url}/api/schedules/cors`, {
+      method: 'PATCH',
+      headers: { Origin: origin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ paused: true }),
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.headers.get('access-control-allow-origin')).toBe(origin);
   });
 
   it('refuses a bad expression, zone or interval with 400 INVALID_REQUEST and a missing one with MISSING_FIELD, naming the field', async () => {
@@ -74,6 +101,11 @@ describe('schedules', () => {
       'timezone',
     ]);
     expect(await refusal({ everyMs: -5 })).toEqual([400, 'INVALID_REQUEST', 'everyMs']);
+    expect(await refusal({ everyMs: 1000, session: `${'s'.repeat(120)}-{{firedAt}}` })).toEqual([
+      400,
+      'INVALID_REQUEST',
+      'session',
+    ]);
     expect(await refusal({})).toEqual([400, 'MISSING_FIELD', 'cron']);
     const noMessage = await api(app.url, 'POST', '/api/schedules', { id: 'bad', cron: '* * * * *' });
     expect([noMessage.status, noMessage.body.error.code, noMessage.body.error.details.field]).toEqual([

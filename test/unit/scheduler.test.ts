@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import { createBus } from '../../src/bus/index.ts';
 import type { AppCommands, AppEvents } from '../../src/app/types.ts';
@@ -18,28 +18,40 @@ const schedule = (over: Record<string, unknown>): StoredSchedule => ({
   createdAt: new Date(T0).toISOString(),
 });
 
-/** A scheduler on a fake clock whose agent answers every message with a turn that ends when the test says. */
-function harness(store: ScheduleStore = createMemoryScheduleStore()) {
+const USAGE = { promptTokens: 5, completionTokens: 2, totalTokens: 7 };
+
+/** What the agent did, kept across the harnesses of one test (the scheduler restarted over one store and log). */
+interface Agent {
+  sent: { sessionId: string; content: string; turnId: string }[];
+  /** The sessions' stored frames, as `agent.history` answers them. */
+  frames: { event: string; data: Record<string, unknown> }[];
+}
+
+/**
+ * A scheduler on a fake clock whose agent answers every message with a turn that ends when the test says: `end(i)`
+ * stores the turn's response and emits it; `quiet` only stores it (it ended while no scheduler listened).
+ */
+function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agent = { sent: [], frames: [] }) {
   const clock = { t: T0, now: () => clock.t };
   const bus = createBus<AppCommands, AppEvents>({ log });
-  const sent: { sessionId: string; content: string; turnId: string }[] = [];
+  const { sent } = agent;
   bus.handle('agent.sendMessage', ({ payload }) => {
     const turnId = `turn-${sent.length + 1}`;
     sent.push({ sessionId: payload.sessionId, content: payload.content, turnId });
     return { turnId, queued: false };
   });
-  const end = (i: number) => {
+  bus.handle('agent.history', ({ payload }) => ({
+    frames: agent.frames.filter((f) => f.data.sessionId === payload.sessionId) as never,
+    lastSeq: agent.frames.length,
+  }));
+  const end = (i: number, quiet = false) => {
     const s = sent[i]!;
-    bus.emit('agent.response', {
-      content: 'ok',
-      sessionId: s.sessionId,
-      turnId: s.turnId,
-      seq: 1,
-      model: 'm',
-    });
+    const response = { content: 'ok', sessionId: s.sessionId, turnId: s.turnId, seq: 1, model: 'm', usage: USAGE };
+    agent.frames.push({ event: 'response', data: response });
+    if (!quiet) bus.emit('agent.response', response);
   };
   const scheduler = createScheduler({ store, bus, clock, log, random: () => 0 });
-  return { clock, sent, end, scheduler, store };
+  return { clock, sent, end, scheduler, store, agent };
 }
 
 describe('ticks', () => {
@@ -65,6 +77,8 @@ describe('ticks', () => {
     expect(issue({ cron: '* * * * *', timezone: 'Mars/Olympus' })).toEqual(['timezone']);
     expect(issue({ cron: '* * * * *', everyMs: 1000 })).toEqual(['everyMs']);
     expect(issue({})).toEqual(['cron']);
+    expect(issue({ everyMs: 1000, session: `${'s'.repeat(110)}-{{firedAt}}` })).toEqual(['session']);
+    expect(issue({ everyMs: 1000, session: `${'s'.repeat(100)}-{{firedAt}}` })).toBeUndefined();
     expect(scheduleSchema.safeParse({ id: 'a', cron: '* * * * *' }).error?.issues[0]?.path).toEqual(['message']);
   });
 });
@@ -85,6 +99,7 @@ describe('scheduler', () => {
     await expect
       .poll(async () => (await h.store.runs('s1', 10)).map((r) => r.status))
       .toEqual(['finished', 'finished', 'finished']);
+    expect((await h.store.runs('s1', 1))[0]).toMatchObject({ usage: USAGE, finishedAt: expect.any(String) });
   });
 
   it('overlap skip records a tick skipped while the previous turn runs; queue sends it', async () => {
@@ -157,11 +172,109 @@ describe('scheduler', () => {
     expect(again.sent).toHaveLength(0);
   });
 
+  it("overlap skip holds ticks while another instance's claim is being sent, not after it is a minute old", async () => {
+    const h = harness();
+    h.clock.t = T0 + 1500;
+    await h.scheduler.start([schedule({ everyMs: 1000 })], false);
+    await h.store.claim('s1', T0 + 1000); // another instance claimed a tick and sends it
+    h.clock.t = T0 + 2000;
+    await h.scheduler.tick();
+    expect(h.sent).toHaveLength(0);
+    expect((await h.store.runs('s1', 1))[0]!.status).toBe('skipped');
+    h.clock.t = T0 + 62_000; // that instance died: its claim is sent at the next start
+    await h.scheduler.tick();
+    expect(h.sent).toHaveLength(1);
+  });
+
   it('a paused schedule does not fire', async () => {
     const h = harness();
     await h.scheduler.start([schedule({ everyMs: 1000, paused: true })], false);
     h.clock.t = T0 + 3000;
     await h.scheduler.tick();
     expect(h.sent).toHaveLength(0);
+  });
+
+  it('records a run left sent by an earlier start ended: off its log at start, or when its turn ends later', async () => {
+    const store = createMemoryScheduleStore();
+    const first = harness(store);
+    const s = schedule({ everyMs: 1000, overlap: 'queue' });
+    await first.scheduler.start([s], false);
+    for (const t of [1000, 2000]) {
+      first.clock.t = T0 + t;
+      await first.scheduler.tick();
+    }
+    await first.scheduler.stop();
+    first.end(0, true); // the first turn ends with no scheduler listening; the second is still running
+    const second = harness(store, first.agent);
+    second.clock.t = T0 + 2500;
+    await second.scheduler.start([s], false);
+    await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'finished']);
+    expect((await store.runs('s1', 10))[1]).toMatchObject({ turnId: 'turn-1', usage: USAGE });
+    second.end(1);
+    await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['finished', 'finished']);
+  });
+
+  it("overlap skip finds the previous run's end in its log when no one heard it, and fires", async () => {
+    const store = createMemoryScheduleStore();
+    const first = harness(store);
+    const s = schedule({ everyMs: 1000 });
+    await first.scheduler.start([s], false);
+    first.clock.t = T0 + 1000;
+    await first.scheduler.tick();
+    await first.scheduler.stop();
+    const second = harness(store, first.agent);
+    second.clock.t = T0 + 1500;
+    await second.scheduler.start([s], false); // the run is still unfinished: followed
+    first.end(0, true); // ...and its end is stored where the second one does not hear it
+    second.clock.t = T0 + 2000;
+    await second.scheduler.tick();
+    expect(first.agent.sent).toHaveLength(2);
+    await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'finished']);
+  });
+
+  it('waits a random part of jitterMs after the tick before sending', async () => {
+    const store = createMemoryScheduleStore();
+    const agent: Agent = { sent: [], frames: [] };
+    const clock = { t: T0, now: () => clock.t };
+    const bus = createBus<AppCommands, AppEvents>({ log });
+    bus.handle('agent.sendMessage', ({ payload }) => {
+      agent.sent.push({ sessionId: payload.sessionId, content: payload.content, turnId: 't' });
+      return { turnId: 't', queued: false };
+    });
+    const scheduler = createScheduler({ store, bus, clock, log, random: () => 0.5 });
+    await scheduler.start([schedule({ everyMs: 1000, jitterMs: 400 })], false);
+    clock.t = T0 + 1000;
+    const started = performance.now();
+    await scheduler.tick();
+    expect(agent.sent).toHaveLength(1);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+  });
+
+  it('sets no timer while no schedule exists on a store only it writes; one made over the API starts it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const h = harness();
+      await h.scheduler.start([]);
+      expect(vi.getTimerCount()).toBe(0);
+      await h.scheduler.put(schedule({ everyMs: 1000 }));
+      expect(vi.getTimerCount()).toBe(1);
+      await h.scheduler.remove('s1');
+      await vi.advanceTimersByTimeAsync(1000); // its look finds none armed...
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(vi.getTimerCount()).toBe(0); // ...and sets no timer again
+      await h.scheduler.stop();
+      const shared = createScheduler({
+        store: createMemoryScheduleStore(),
+        bus: createBus<AppCommands, AppEvents>({ log }),
+        clock: h.clock,
+        log,
+        shared: true,
+      });
+      await shared.start([]);
+      expect(vi.getTimerCount()).toBe(1); // another instance may make one
+      await shared.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -154,7 +154,7 @@ export const LAYERS = {
     },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     // Schedules: turns the agent starts on a cron expression or an interval, claimed once per tick (its own store).
-    schedules: { path: 'src/schedules', uses: [...LEAVES, 'config', 'bus', 'agent', 'redis'] },
+    schedules: { path: 'src/schedules', uses: [...LEAVES, 'config', 'bus', 'agent', 'redis', 'store'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
     httpEngine: { path: 'src/http/engine', uses: ['http1Server'] },

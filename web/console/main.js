@@ -9,6 +9,7 @@ import { bindComposer } from './composer.js';
 import { bindConnectForm } from './connect-form.js';
 import { apiKey, live } from './live.js';
 import { createAttachments } from './resources.js';
+import { createSchedulePanel } from './schedules.js';
 import { createServerPanel } from './servers.js';
 import { fold, initialState, sessionView } from './transcript.js';
 import { readAllPages } from './pages.js';
@@ -63,6 +64,8 @@ const servers = createServerPanel($('servers'), status, {
     return sent;
   },
 });
+
+const schedules = createSchedulePanel({ panel: $('schedules-panel'), list: $('schedules') }, { open: show, status });
 
 let scheduled = false;
 /** Renders from the state, at most once a frame. */
@@ -219,6 +222,7 @@ function start() {
           refreshStatus();
           loadServers().catch(needKey);
           loadSessions().catch(needKey);
+          schedules.start();
         } else if (link === 'closed') {
           if (connected) status('disconnected; reconnecting…');
           connected = false;
