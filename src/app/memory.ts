@@ -6,16 +6,25 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import { createMemoryService, memoryStoresOf, type MemoryService } from '../memory/index.ts';
+import { createMemoryService, memoryStoresOf, type MemoryEmbedder, type MemoryService } from '../memory/index.ts';
 
 export function memoryOf(
   config: Pick<AgentConfig, 'memory' | 'storage'>,
-  deps: { log: Logger; clock: Clock; redis: Parameters<typeof memoryStoresOf>[2] },
+  deps: {
+    log: Logger;
+    clock: Clock;
+    redis: Parameters<typeof memoryStoresOf>[2];
+    /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
+    embedder?: MemoryEmbedder | undefined;
+  },
 ): MemoryService | undefined {
   if (!config.memory) return undefined;
-  // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
+  const log = deps.log.child({ component: 'memory' });
   return createMemoryService({
-    ...memoryStoresOf(config.storage, deps.log.child({ component: 'memory' }), deps.redis),
+    // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
+    ...memoryStoresOf(config.storage, log, deps.redis),
+    log,
+    embedder: deps.embedder,
     config: config.memory,
     clock: deps.clock,
     // Item ids are unique across instances sharing a Redis, and across restarts.
