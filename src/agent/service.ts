@@ -7,6 +7,7 @@
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
+import type { MemoryService } from '../memory/index.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
@@ -42,6 +43,8 @@ export interface AgentServiceOptions extends Pick<
   onSessionClosed?: (sessionId: string) => void;
   /** Told once a session and its log were deleted by this instance (webhooks' `session.deleted`). */
   onSessionDeleted?: (sessionId: string) => void;
+  /** Memory per principal (issue 62), when `memory:` is on: the model's memory tools and working memory use it. */
+  memory?: MemoryService;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;

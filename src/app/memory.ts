@@ -1,0 +1,33 @@
+/**
+ * createApp's memory (issue 62): the memory service on the sessions' medium when `memory:` is in the agent file,
+ * undefined when it is not (memory off: the routes say so, the agent offers no memory tool).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
+import { createMemoryService, memoryStoresOf, type MemoryEmbedder, type MemoryService } from '../memory/index.ts';
+
+export function memoryOf(
+  config: Pick<AgentConfig, 'memory' | 'storage'>,
+  deps: {
+    log: Logger;
+    clock: Clock;
+    redis: Parameters<typeof memoryStoresOf>[2];
+    /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
+    embedder?: MemoryEmbedder | undefined;
+  },
+): MemoryService | undefined {
+  if (!config.memory) return undefined;
+  const log = deps.log.child({ component: 'memory' });
+  return createMemoryService({
+    // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
+    ...memoryStoresOf(config.storage, log, deps.redis),
+    log,
+    embedder: deps.embedder,
+    config: config.memory,
+    clock: deps.clock,
+    // Item ids are unique across instances sharing a Redis, and across restarts.
+    ids: () => randomUUID(),
+  });
+}

@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors/index.ts';
+import { createMemoryService, memoryStoresOf, SHARED_OWNER } from '../../src/memory/index.ts';
+import { pino, type Logger } from 'pino';
+
+const T = Date.parse('2026-11-27T09:00:00.000Z');
+
+function subject(config = { profileMaxChars: 40, searchLimit: 5 }) {
+  let now = T;
+  let n = 0;
+  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
+  const memory = createMemoryService({
+    ...stores,
+    config,
+    clock: { now: () => (now += 1000) },
+    ids: () => `m${++n}`,
+  });
+  return { memory, ...stores };
+}
+
+const errorOf = async (p: Promise<unknown>): Promise<AppError> => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+};
+
+describe('memory service', () => {
+  it('saves items with their origin and lists them newest first; forgets one', async () => {
+    const { memory } = subject();
+    const first = await memory.save('alice', { text: 'Alice drinks green tea', tags: ['drink', 'drink'] });
+    await memory.save('alice', { text: 'Alice lives in Lyon', sessionId: 's1', turnId: 't1' });
+    expect(first).toMatchObject({ id: 'm1', tags: ['drink'], createdAt: '2026-11-27T09:00:01.000Z' });
+    expect((await memory.list('alice')).map((i) => [i.text, i.sessionId])).toEqual([
+      ['Alice lives in Lyon', 's1'],
+      ['Alice drinks green tea', undefined],
+    ]);
+    expect(await memory.forget('alice', 'm1')).toBe(true);
+    expect(await memory.forget('alice', 'm1')).toBe(false);
+    expect(await memory.forget('bob', 'm2')).toBe(false);
+    expect((await memory.list('alice')).map((i) => i.id)).toEqual(['m2']);
+  });
+
+  it('refuses an empty or oversized item, and too many tags', async () => {
+    const { memory } = subject();
+    expect((await errorOf(memory.save('alice', { text: '  ' }))).details).toMatchObject({ field: 'text' });
+    expect((await errorOf(memory.save('alice', { text: 'x'.repeat(4001) }))).code).toBe('INVALID_REQUEST');
+    const tags = Array.from({ length: 21 }, (_, i) => `t${i}`);
+    expect((await errorOf(memory.save('alice', { text: 'x', tags }))).details).toMatchObject({ field: 'tags' });
+    expect(await memory.list('alice')).toEqual([]);
+  });
+
+  it('bounds the profile by profileMaxChars with an error that says so', async () => {
+    const { memory } = subject();
+    expect(await memory.profile('alice')).toBe('');
+    await memory.setProfile('alice', 'Alice, a baker in Lyon', { sessionId: 's1' });
+    const err = await errorOf(memory.setProfile('alice', 'y'.repeat(41)));
+    expect(err.code).toBe('INVALID_REQUEST');
+    expect(err.message).toMatch(/41 characters; memory\.profileMaxChars allows 40/);
+    expect(err.details).toMatchObject({ field: 'text', limit: 40, length: 41 });
+    expect(await memory.profile('alice')).toBe('Alice, a baker in Lyon');
+    expect(await memory.profile('bob')).toBe('');
+  });
+
+  it("ranks the owner's items and the shared ones, never another owner's", async () => {
+    const { memory } = subject();
+    await memory.save('alice', { text: 'Alice prefers green tea in the morning' });
+    await memory.save('alice', { text: 'Alice has a cat named Miso' });
+    await memory.save('bob', { text: 'Bob prefers black tea' });
+    await memory.save(SHARED_OWNER, { text: 'The office tea kitchen is on floor 3', tags: ['office'] });
+    const hits = await memory.search('alice', 'tea');
+    expect(hits.map((h) => [h.item.text, h.shared])).toEqual(
+      expect.arrayContaining([
+        ['Alice prefers green tea in the morning', false],
+        ['The office tea kitchen is on floor 3', true],
+      ]),
+    );
+    expect(hits).toHaveLength(2);
+    expect(hits[0]!.score).toBeGreaterThanOrEqual(hits[1]!.score);
+    expect((await memory.search('alice', 'miso')).map((h) => h.item.id)).toEqual(['m2']);
+    expect((await memory.search('alice', 'gren')).map((h) => h.item.id)).toEqual(['m1']); // typos
+    expect(await memory.search('alice', 'black')).toEqual([]);
+    expect(await memory.search('alice', '   ')).toEqual([]);
+    expect(await memory.search('alice', 'tea', 1)).toHaveLength(1);
+    expect((await memory.search(SHARED_OWNER, 'tea')).map((h) => h.shared)).toEqual([false]);
+  });
+
+  it('exports an owner whole, and erases it from the store with an audit record', async () => {
+    const { memory, store, audit } = subject();
+    await memory.save('alice', { text: 'Alice drinks green tea' });
+    await memory.setProfile('alice', 'Alice');
+    await memory.save('bob', { text: 'Bob' });
+    const exported = await memory.export('alice');
+    expect(exported).toMatchObject({ owner: 'alice', profile: 'Alice', items: [{ text: 'Alice drinks green tea' }] });
+    expect(await memory.erase('alice', 'root')).toEqual({ items: 1, profile: true });
+    expect(await store.read('alice')).toEqual([]);
+    expect(await memory.export('alice')).toMatchObject({ profile: '', items: [] });
+    expect((await memory.list('bob')).length).toBe(1);
+    expect(await audit.read()).toEqual([
+      { type: 'memoryErased', at: expect.any(String), by: 'root', owner: 'alice', items: 1, profile: true },
+    ]);
+  });
+});
+
+/** Words of one meaning share a dimension: a model that knows "feline" is "cat" (and fails when told to). */
+function fakeEmbedder(model = 'fake-embed') {
+  const meanings = [
+    ['cat', 'feline', 'miso'],
+    ['tea', 'drink'],
+    ['lyon', 'city', 'france'],
+  ];
+  const state = { failing: false, calls: 0 };
+  return {
+    state,
+    embedder: {
+      model,
+      embed: (texts: readonly string[]) => {
+        state.calls++;
+        if (state.failing) return Promise.reject(new Error('HTTP 503 from the embeddings API'));
+        return Promise.resolve(
+          texts.map((text) => {
+            const words = text.toLowerCase().split(/\W+/);
+            return meanings.map((m) => words.filter((w) => m.includes(w)).length);
+          }),
+        );
+      },
+    },
+  };
+}
+
+function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) {
+  let n = 0;
+  const warnings: unknown[] = [];
+  const log = { warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
+  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
+  const memory = createMemoryService({
+    ...stores,
+    config: { profileMaxChars: 100, searchLimit: 5 },
+    clock: { now: () => T },
+    ids: () => `m${++n}`,
+    embedder,
+    log,
+  });
+  return { memory, warnings, ...stores };
+}
+
+describe('memory service with embeddings', () => {
+  it("stores each item's vector beside it and finds by meaning as well as by words", async () => {
+    const { embedder } = fakeEmbedder();
+    const { memory, store } = semanticSubject(embedder);
+    await memory.save('alice', { text: 'Alice has a cat named Miso' });
+    await memory.save('alice', { text: 'Alice lives in Lyon' });
+    await memory.save(SHARED_OWNER, { text: 'Tea is in the kitchen' });
+    expect((await store.read('alice')).map((e) => e.type)).toEqual([
+      'itemSaved',
+      'itemEmbedded',
+      'itemSaved',
+      'itemEmbedded',
+    ]);
+    // "feline" is in no item's text: only its meaning finds the cat.
+    expect((await memory.search('alice', 'feline')).map((h) => h.item.id)).toEqual(['m1']);
+    const both = await memory.search('alice', 'which city and drink');
+    expect(both.map((h) => [h.item.id, h.shared])).toEqual(
+      expect.arrayContaining([
+        ['m2', false],
+        ['m3', true],
+      ]),
+    );
+    expect(both.map((h) => h.item.id)).not.toContain('m1');
+  });
+
+  it('falls back to full text when the embeddings fail, and keeps the item without a vector', async () => {
+    const { embedder, state } = fakeEmbedder();
+    const { memory, store, warnings } = semanticSubject(embedder);
+    await memory.save('alice', { text: 'Alice has a cat named Miso' });
+    state.failing = true;
+    await memory.save('alice', { text: 'Alice drinks tea' });
+    expect((await store.read('alice')).map((e) => e.type)).toEqual(['itemSaved', 'itemEmbedded', 'itemSaved']);
+    expect((await memory.search('alice', 'tea')).map((h) => h.item.id)).toEqual(['m2']);
+    expect(await memory.search('alice', 'feline')).toEqual([]);
+    expect(warnings).toHaveLength(3);
+    expect(JSON.stringify(warnings)).not.toMatch(/Miso|tea|feline/);
+  });
+
+  it("ignores another model's vectors, and asks nothing of the provider for items without any", async () => {
+    const { embedder, state } = fakeEmbedder('new-model');
+    const { memory, store } = semanticSubject(embedder);
+    await store.append('alice', [
+      {
+        type: 'itemSaved',
+        at: 'x',
+        item: { id: 'old', text: 'Alice has a cat', tags: [], createdAt: 'x', updatedAt: 'x' },
+      },
+      { type: 'itemEmbedded', at: 'x', id: 'old', model: 'old-model', vector: [1, 0, 0] },
+    ]);
+    expect(await memory.search('alice', 'feline')).toEqual([]);
+    expect(state.calls).toBe(0);
+  });
+});
