@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { EngineSocket } from './engine/index.ts';
+import { slowConsumer, type EngineSocket } from './engine/index.ts';
 
 export type Reader = Pick<EngineSocket<unknown>, 'bufferedAmount' | 'close'>;
 
@@ -28,7 +28,7 @@ export function watchSlowReaders(readers: () => Iterable<Reader>, limits: SlowRe
         if (seen) full.delete(reader);
       } else if (behind > limits.maxBytes || (seen && behind >= seen.behind && now - seen.since >= limits.maxMs)) {
         full.delete(reader);
-        reader.close(1008, `slow consumer: ${behind} bytes unread`);
+        reader.close(1008, slowConsumer(behind));
       } else if (!seen || behind < seen.behind) {
         full.set(reader, { since: now, behind });
       } else {

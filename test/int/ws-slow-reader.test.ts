@@ -1,19 +1,30 @@
 /**
  * Issue 57, item 5: a WebSocket reader that stops reading while turns stream large chunks is closed, once it is past
  * the connection's backpressure bound (`server.limits.maxBodyBytes` unread), with 1008 and the reason `slow consumer:
- * N bytes unread` within a few seconds (docs/api.md, close codes). The backlog is dropped at the close, so the close
- * frame waits behind only what the socket holds: the reader that reads again after a long pause still gets the code
- * and reason, not a cut connection (1006).
+ * N bytes unread` within a few seconds (docs/api.md, close codes), on either engine. The node engine drops the backlog
+ * at the close; uWebSockets.js, which cannot, sends the close frame once the reader took the backlog: either way the
+ * reader that reads again after a long pause still gets the code and reason, not a cut connection (1006). And on
+ * uWebSockets.js, whose `publish` skips a subscriber over `maxBackpressureBytes` without a word, such a skip closes
+ * the subscriber (1008) before any later frame reaches it: a reader never misses a frame unnoticed.
  */
 import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineApp } from '../../src/http/engine/index.ts';
+import { loadUws } from '../../src/http/engine/uws.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
 import { appPool, openWebSockets, type RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 const MIB = 1024 * 1024;
+const uws = (() => {
+  try {
+    return loadUws();
+  } catch {
+    return undefined; // the addon cannot load here: its case is skipped
+  }
+})();
 const apps = appPool();
 let sim: Simulator;
 let svc: RunningApp;
@@ -36,7 +47,7 @@ afterAll(async () => {
 });
 
 describe('a WebSocket reader that stops reading', () => {
-  it('is closed with 1008 within seconds, and sees the code and reason when it reads again (node engine: 12 s later)', async () => {
+  it('is closed with 1008 within seconds, and sees the code and reason when it reads again 12 s later', async () => {
     const client = await connectWs(svc.wsUrl);
     const sessionId = 'slow-reader';
     client.send({ type: 'subscribe', sessionId });
@@ -55,19 +66,52 @@ describe('a WebSocket reader that stops reading', () => {
     // Seconds, not the ~40 s it took before; generous so a loaded machine's slow turns do not fail it.
     expect(closedAfterMs).toBeLessThan(20_000);
     // Not a wait for a condition but the scenario itself: a pause longer than the 10 s a close used to wait for a
-    // reader that takes nothing, after which the connection was cut (1006).
-    const { engine } = (await (await fetch(`${svc.url}/api/health`)).json()) as { engine: string };
-    if (engine !== 'node') {
-      // uWebSockets.js cannot drop what it has queued, and cuts a connection closed behind a backlog: the reader
-      // sees 1006 however soon it reads again (docs/api.md, close codes). What holds there is the close in seconds.
-      socket.resume();
-      await client.closing;
-      return;
-    }
+    // reader that takes nothing, after which the connection was cut (1006); uWebSockets.js cut it too, its close frame
+    // queued behind the backlog (or dropped, over `maxBackpressure`) and its shutdown timeout short.
     await sleep(12_000);
     socket.resume();
     const { code, reason } = await client.closing;
     expect(code).toBe(1008);
     expect(reason).toMatch(/^slow consumer: \d+ bytes unread$/);
+  });
+});
+
+describe.skipIf(!uws)('a subscriber that uWebSockets.js skips (over maxBackpressureBytes)', () => {
+  let app: EngineApp | undefined;
+  afterAll(() => app?.close());
+
+  it('is closed with 1008 before any later frame reaches it, and sees the code and reason when it reads again', async () => {
+    // The engine alone, without the front end's slow-reader sweep: only the skip itself can close this subscriber.
+    const closes: Array<{ code: number; reason: string }> = [];
+    app = uws!.createApp();
+    app.websocket<object>('/', {
+      maxPayloadBytes: 1024,
+      idleTimeoutSec: 120,
+      maxBackpressureBytes: 256 * 1024,
+      upgrade: (_req, res) => res.accept({}),
+      open: (ws) => ws.subscribe('t'),
+      close: (_ws, code, reason) => closes.push({ code, reason }),
+    });
+    const port = await app.listen('127.0.0.1', 0, { shared: false });
+    const client = await connectWs(`ws://127.0.0.1:${port}/`);
+    const socket = (client.ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const pad = 'x'.repeat(64 * 1024);
+    let published = 0;
+    // Published frames fill the connection's buffers until uWS skips the subscriber (bounded: 64 MiB).
+    while (closes.length === 0 && published < 1024) {
+      app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
+      await nextTurn();
+    }
+    expect(closes).toEqual([{ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) }]);
+    // Closed: what is published now reaches it no more.
+    for (let i = 0; i < 8; i++) app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
+    socket.resume();
+    const { code, reason } = await client.closing;
+    expect({ code, reason }).toEqual(closes[0]);
+    // What it got is an unbroken run from the first frame: no frame after a skipped one.
+    const got = client.frames.map((f) => f.data.n as number);
+    expect(got.length).toBeGreaterThan(0);
+    expect(got).toEqual(got.map((_n, i) => i));
   });
 });

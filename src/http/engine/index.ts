@@ -15,6 +15,7 @@ import { loadUws } from './uws.ts';
 export type * from './types.ts';
 export { addressText, formatIp } from './address.ts';
 export { createInject, type Inject, type InjectOptions } from './inject.ts';
+export { slowConsumer } from './ws-close.ts';
 
 export interface EngineSelection {
   engine: Engine;

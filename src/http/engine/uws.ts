@@ -2,7 +2,8 @@
  * The engine on uWebSockets.js (the native addon). Only this file loads it, and only on demand:
  * `loadUws` throws when the addon cannot load on this machine (no build for this Node, or a C library
  * too old for the binary), so the caller can choose the node engine instead. Requests and responses:
- * uws-http.ts; the connection cap: uws-connections.ts.
+ * uws-http.ts; WebSockets and how a slow reader's close reaches it: uws-socket.ts; the connection cap:
+ * uws-connections.ts.
  */
 import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
@@ -15,9 +16,10 @@ import type {
   WebSocket as UwsWebSocket,
 } from 'uWebSockets.js';
 import { formatIp } from './address.ts';
-import type { Engine, EngineApp, EngineOptions, EngineSocket, HttpHandler, WebSocketRoute } from './types.ts';
+import type { Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
 import { countConnections } from './uws-connections.ts';
 import { UwsHttpRequest, UwsHttpResponse, UwsUpgradeResponse, type Holder, type RequestHooks } from './uws-http.ts';
+import { UwsSocket } from './uws-socket.ts';
 
 type Uws = typeof UwsModule;
 
@@ -36,30 +38,6 @@ export function loadUws(): Engine {
     throw new Error('uWebSockets.js loaded its JS fallback, not the native addon');
   }
   return { name: 'uws', label: 'uWebSockets.js', createApp: (options) => new UwsApp(uWS, options) };
-}
-
-/** A uWS WebSocket as the port's socket; uWS's object may not be touched once closed. */
-class UwsSocket<Data> implements EngineSocket<Data> {
-  closed = false;
-  constructor(
-    private readonly ws: UwsWebSocket<Holder<Data>>,
-    readonly data: Data,
-  ) {}
-  get bufferedAmount(): number {
-    return this.closed ? 0 : this.ws.getBufferedAmount();
-  }
-  send(text: string): boolean {
-    return !this.closed && this.ws.send(text) !== 2; // 2: dropped (over maxBackpressure)
-  }
-  close(code: number, reason: string): void {
-    if (!this.closed) this.ws.end(code, reason); // uWS runs the close handler inside
-  }
-  subscribe(topic: string): void {
-    if (!this.closed) this.ws.subscribe(topic);
-  }
-  unsubscribe(topic: string): void {
-    if (!this.closed) this.ws.unsubscribe(topic);
-  }
 }
 
 const socketOf = <Data>(ws: UwsWebSocket<Holder<Data>>) => ws.getUserData().socket as UwsSocket<Data>;
@@ -100,18 +78,14 @@ class UwsApp implements EngineApp {
       },
       open: (ws) => {
         const holder = ws.getUserData();
-        const socket = new UwsSocket(ws, holder.data);
+        const socket = new UwsSocket(ws, holder.data, route);
         holder.socket = socket;
         route.open?.(socket);
       },
-      message: (ws, message) =>
-        route.message?.(socketOf(ws), Buffer.from(message).toString('utf8'), message.byteLength),
-      drain: (ws) => route.drain?.(socketOf(ws)),
-      close: (ws, code, message) => {
-        const socket = socketOf(ws);
-        socket.closed = true;
-        route.close?.(socket, code, Buffer.from(message).toString('utf8'));
-      },
+      message: (ws, message) => socketOf(ws).received(message),
+      drain: (ws) => socketOf(ws).drained(),
+      dropped: (ws) => socketOf(ws).dropped(),
+      close: (ws, code, message) => socketOf(ws).ended(code, Buffer.from(message).toString('utf8')),
     });
   }
 
