@@ -3,14 +3,15 @@
  * the connection's backpressure bound (`server.limits.maxBodyBytes` unread), with 1008 and the reason `slow consumer:
  * N bytes unread` within a few seconds (docs/api.md, close codes), on either engine. The node engine drops the backlog
  * at the close; uWebSockets.js, which cannot, sends the close frame once the reader took the backlog: either way the
- * reader that reads again after a long pause still gets the code and reason, not a cut connection (1006). And on
- * uWebSockets.js, whose `publish` skips a subscriber over `maxBackpressureBytes` without a word, such a skip closes
- * the subscriber (1008) before any later frame reaches it: a reader never misses a frame unnoticed.
+ * reader that reads again after a long pause still gets the code and reason, not a cut connection (1006). And a frame
+ * either engine drops for a subscriber over `maxBackpressureBytes` (uWebSockets.js's `publish` skips it without a
+ * word) closes the subscriber (1008) before any later frame reaches it: a reader never misses a frame unnoticed.
  */
 import type { Socket } from 'node:net';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineApp } from '../../src/http/engine/index.ts';
+import type { Engine, EngineApp } from '../../src/http/engine/index.ts';
+import { nodeEngine } from '../../src/http/engine/node.ts';
 import { loadUws } from '../../src/http/engine/uws.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
@@ -76,42 +77,48 @@ describe('a WebSocket reader that stops reading', () => {
   });
 });
 
-describe.skipIf(!uws)('a subscriber that uWebSockets.js skips (over maxBackpressureBytes)', () => {
+describe.each([
+  ['node', nodeEngine],
+  ['uWebSockets.js', uws],
+] as Array<[string, Engine | undefined]>)('a subscriber over maxBackpressureBytes on %s', (_name, engine) => {
   let app: EngineApp | undefined;
   afterAll(() => app?.close());
 
-  it('is closed with 1008 before any later frame reaches it, and sees the code and reason when it reads again', async () => {
-    // The engine alone, without the front end's slow-reader sweep: only the skip itself can close this subscriber.
-    const closes: Array<{ code: number; reason: string }> = [];
-    app = uws!.createApp();
-    app.websocket<object>('/', {
-      maxPayloadBytes: 1024,
-      idleTimeoutSec: 120,
-      maxBackpressureBytes: 256 * 1024,
-      upgrade: (_req, res) => res.accept({}),
-      open: (ws) => ws.subscribe('t'),
-      close: (_ws, code, reason) => closes.push({ code, reason }),
-    });
-    const port = await app.listen('127.0.0.1', 0, { shared: false });
-    const client = await connectWs(`ws://127.0.0.1:${port}/`);
-    const socket = (client.ws as unknown as { _socket: Socket })._socket;
-    socket.pause();
-    const pad = 'x'.repeat(64 * 1024);
-    let published = 0;
-    // Published frames fill the connection's buffers until uWS skips the subscriber (bounded: 64 MiB).
-    while (closes.length === 0 && published < 1024) {
-      app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
-      await nextTurn();
-    }
-    expect(closes).toEqual([{ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) }]);
-    // Closed: what is published now reaches it no more.
-    for (let i = 0; i < 8; i++) app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
-    socket.resume();
-    const { code, reason } = await client.closing;
-    expect({ code, reason }).toEqual(closes[0]);
-    // What it got is an unbroken run from the first frame: no frame after a skipped one.
-    const got = client.frames.map((f) => f.data.n as number);
-    expect(got.length).toBeGreaterThan(0);
-    expect(got).toEqual(got.map((_n, i) => i));
-  });
+  it.skipIf(!engine)(
+    'is closed with 1008 before any later frame reaches it, and sees the code and reason when it reads again',
+    async () => {
+      // The engine alone, without the front end's slow-reader sweep: only the skip itself can close this subscriber.
+      const closes: Array<{ code: number; reason: string }> = [];
+      app = engine!.createApp();
+      app.websocket<object>('/', {
+        maxPayloadBytes: 1024,
+        idleTimeoutSec: 120,
+        maxBackpressureBytes: 256 * 1024,
+        upgrade: (_req, res) => res.accept({}),
+        open: (ws) => ws.subscribe('t'),
+        close: (_ws, code, reason) => closes.push({ code, reason }),
+      });
+      const port = await app.listen('127.0.0.1', 0, { shared: false });
+      const client = await connectWs(`ws://127.0.0.1:${port}/`);
+      const socket = (client.ws as unknown as { _socket: Socket })._socket;
+      socket.pause();
+      const pad = 'x'.repeat(64 * 1024);
+      let published = 0;
+      // Published frames fill the connection's buffers until the engine drops one for the subscriber (bounded: 64 MiB).
+      while (closes.length === 0 && published < 1024) {
+        app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
+        await nextTurn();
+      }
+      expect(closes).toEqual([{ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) }]);
+      // Closed: what is published now reaches it no more.
+      for (let i = 0; i < 8; i++) app.publish('t', JSON.stringify({ event: 'n', data: { n: published++, pad } }));
+      socket.resume();
+      const { code, reason } = await client.closing;
+      expect({ code, reason }).toEqual(closes[0]);
+      // What it got is an unbroken run from the first frame: no frame after a skipped one.
+      const got = client.frames.map((f) => f.data.n as number);
+      expect(got.length).toBeGreaterThan(0);
+      expect(got).toEqual(got.map((_n, i) => i));
+    },
+  );
 });

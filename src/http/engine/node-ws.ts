@@ -14,6 +14,7 @@ import type { WebSocket as WsSocket } from 'ws';
 import type { Exchange } from './http1-server/index.ts';
 import type { Corks } from './corks.ts';
 import { NodeResponse } from './node-http.ts';
+import { slowConsumer } from './ws-close.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
@@ -55,6 +56,8 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   /** Frames waiting for room in the socket's buffer, oldest first, and their bytes. */
   private queue: Buffer[] = [];
   private queued = 0;
+  /** The close reason of a socket that dropped a frame, until it closes (`dropped`). */
+  private lagging: string | undefined;
 
   constructor(
     private readonly ws: WsSocket,
@@ -79,8 +82,8 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
    * their order with these.
    */
   sendFrame(frame: Buffer): boolean {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.bufferedAmount > this.route.maxBackpressureBytes)
-      return false;
+    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.lagging) return false;
+    if (this.bufferedAmount > this.route.maxBackpressureBytes) return this.dropped();
     if (this.queued > 0 || this.socket.writableLength >= SOCKET_BYTES) {
       this.queue.push(frame);
       this.queued += frame.length;
@@ -94,6 +97,17 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
     this.socket.write(frame);
     if (this.socket.writableLength > CORK_BYTES) this.uncork();
     return true;
+  }
+
+  /**
+   * A frame dropped (more than `maxBackpressureBytes` wait) closes the socket with 1008, on the loop's next turn (not
+   * inside a `publish` going through the topic's sockets); every later frame is dropped until then, so the reader never
+   * misses a frame unnoticed: it sees the close and replays with `since`. As on uWebSockets.js (uws-socket.ts).
+   */
+  private dropped(): false {
+    const reason = (this.lagging = slowConsumer(this.bufferedAmount));
+    setImmediate(() => this.close(1008, reason));
+    return false;
   }
 
   /** Writes what the tick corked (`Corks`). */

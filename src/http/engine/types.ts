@@ -78,7 +78,10 @@ export interface WebSocketRoute<Data> {
   maxPayloadBytes: number;
   /** Seconds without traffic before the connection is cut; the peer is pinged first, and its pong counts. */
   idleTimeoutSec: number;
-  /** While more than this many bytes wait for the peer, frames to it are dropped (`send` returns false). */
+  /**
+   * While more than this many bytes wait for the peer, a frame to it is dropped (`send` returns false, and so does
+   * every later one) and the socket closes 1008 `slow consumer: N bytes unread` on the loop's next turn.
+   */
   maxBackpressureBytes: number;
   /** Decides an upgrade request: `res.accept(data)`, or an HTTP answer. */
   upgrade(req: EngineRequest, res: UpgradeResponse<Data>): void;
