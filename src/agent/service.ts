@@ -70,8 +70,8 @@ export function createAgentService(opts: AgentServiceOptions) {
   };
 
   /** Keeps the store's marks of open turns (only where turns resume: they find the turns a restart left running). */
-  const marker = (sessionId: string) => (open: boolean) =>
-    void store
+  const marker = (sessionId: string) => async (open: boolean) =>
+    await store
       .markOpenTurn?.(sessionId, open)
       .catch((err: unknown) => log.warn({ err, sessionId, open }, 'marking an open turn failed'));
   /** Opens every session the store marks with a turn open, so the turns a restart left running go on at once. */

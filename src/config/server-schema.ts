@@ -76,9 +76,9 @@ export const serverSchema = z.strictObject({
   ),
   resumeTurns: z
     .boolean()
-    .default(false)
+    .default(true)
     .describe(
-      'Opt-in for now. A turn left running by a process that stopped (killed, crashed, a dead cluster owner) goes on under its own `turnId` when its session opens again: its unfinished model step is asked again, a tool call without a result runs again only if its tool is read-only or idempotent (else the model is told it was interrupted). `false` (the default): such a turn is ended (`owner_lost` on a cluster) or left as it was.',
+      'A turn left running by a process that stopped (killed, crashed, a dead cluster owner) goes on under its own `turnId` when its session opens again: its unfinished model step is asked again, a tool call without a result runs again only if its tool is read-only or idempotent (else the model is told it was interrupted). `false`: such a turn is ended (`owner_lost` on a cluster) or left as it was.',
     ),
   maxTurnResumptions: positiveInt(3).describe(
     'How many times one turn is resumed (`resumeTurns`); a turn whose process stopped once more is ended as `owner_lost`, so a turn that kills its process cannot loop.',

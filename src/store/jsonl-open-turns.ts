@@ -1,9 +1,11 @@
 /**
  * The JSONL store's marks of sessions with a turn open (`.agentd-open-turns/<file>`, holding the session's key), so a
  * restart finds the turns its process left running without reading every log.
- * - A mark is set when a turn starts and removed when it ends (the agent tells: `markOpenTurn`); the marks of one
- *   session apply in call order. Marks are not synced and never change the logs' directory (jsonl-listing.ts): one
- *   lost with the machine's power leaves that turn to be resumed when its session is next used.
+ * - A mark is set when a turn starts and removed when it ends (the agent tells: `markOpenTurn`, and waits for the
+ *   mark before its turn is acknowledged or its model asked: src/agent/session/open-mark.ts); each is one small file
+ *   written or removed, and the marks of one session apply in call order. Marks are not synced and never change the
+ *   logs' directory (jsonl-listing.ts): one lost with the machine's power leaves that turn to be resumed when its
+ *   session is next used.
  */
 import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

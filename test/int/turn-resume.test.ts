@@ -10,7 +10,7 @@
  * second time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,14 +37,6 @@ type Frame = { event: string; data: Record<string, any> };
  */
 const RESTARTED = { timeout: 90_000 };
 
-/**
- * A session's turn is marked open in its JSONL folder (`.agentd-open-turns/`): what a restart resumes. The mark is
- * written just after the turn's first fact, without waiting (docs/sessions.md: a process killed before it lands leaves
- * the turn to its session's next use), so a test kills only once it is there.
- */
-const markedOpen = async (folder: string) =>
-  (await readdir(join(folder, '.agentd-open-turns')).catch(() => [])).length > 0;
-
 const kill = async (p: AgentdProcess) => {
   p.child.kill('SIGKILL');
   await p.exited;
@@ -70,7 +62,7 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     const agent = await writeAgentFile({
       llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
       storage: { type: 'jsonl', dir: join(dir, name) },
-      server: { limits: { rest: { points: 10_000 } }, resumeTurns: true },
+      server: { limits: { rest: { points: 10_000 } } },
       mcpServers: {
         calls: {
           type: 'stdio',
@@ -104,7 +96,6 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     expect(sent.status).toBe(200);
     await until(async () => (await calls('tools')).length === 2, 'both calls started');
     const turnId = (await history(first.url, 's1')).find((f) => f.event === 'userMessage')!.data.turnId;
-    await until(() => markedOpen(join(dir, 'tools')), 'the turn is marked open');
     await kill(first.p);
 
     const second = await boot('tools');
@@ -152,7 +143,6 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     await until(async () => (await history(first.url, 's2')).some((f) => f.event === 'userMessage'), 'turn started');
     await until(() => Promise.resolve(sim.requests.length > requests), 'the model was asked');
     const turnId = (await history(first.url, 's2')).find((f) => f.event === 'userMessage')!.data.turnId;
-    await until(() => markedOpen(join(dir, 'reply')), 'the turn is marked open');
     await kill(first.p);
 
     const second = await boot('reply');
@@ -201,7 +191,7 @@ describe('a turn resumed after agentd was killed during a task tool call', { tim
     const agent = await writeAgentFile({
       llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
       storage: { type: 'jsonl', dir: join(dir, 'data') },
-      server: { limits: { rest: { points: 10_000 } }, resumeTurns: true },
+      server: { limits: { rest: { points: 10_000 } } },
       mcpServers: { remote: { type: 'http', baseUrl: `http://127.0.0.1:${port}/mcp`, timeout: 10_000 } },
     });
     const p = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
@@ -229,7 +219,6 @@ describe('a turn resumed after agentd was killed during a task tool call', { tim
     });
     expect(sent.status).toBe(200);
     await until(async () => (await storedEvents(first.url, 's3')).some((e) => e.type === 'toolTask'), 'task recorded');
-    await until(() => markedOpen(join(dir, 'data')), 'the turn is marked open');
     await kill(first.p);
 
     const second = await boot();
@@ -264,10 +253,7 @@ describe.skipIf(!hasRedisServer())('a turn taken over from a killed owner (Redis
     redis = await startRedis();
     sim = await startSimulator();
     storage = { type: 'redis', url: redis.url, keyPrefix: `resume${Date.now()}:`, leaseMs: LEASE_MS };
-    b = await startApp(
-      { storage, server: { ...roomyLimits, resumeTurns: true }, llm: { timeoutMs: 10_000 } },
-      { modelUrl: sim.url },
-    );
+    b = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
   });
   afterAll(async () => {
     if (doomed && doomed.child.exitCode === null && doomed.child.signalCode === null) doomed.child.kill('SIGKILL');
@@ -281,7 +267,7 @@ describe.skipIf(!hasRedisServer())('a turn taken over from a killed owner (Redis
     const agent = await writeAgentFile({
       llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
       storage,
-      server: { ...roomyLimits, resumeTurns: true },
+      server: roomyLimits,
     });
     doomed = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
     const aUrl = `http://127.0.0.1:${await listeningPort(doomed)}`;

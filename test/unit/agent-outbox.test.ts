@@ -110,6 +110,19 @@ describe('agent outbox', () => {
     expect(out).toEqual(['idle at once', 'failed', 'sent', 'idle: true']);
   });
 
+  it('writes the facts handed in with a gate while it settles; their callbacks and what follows wait for it', async () => {
+    const { outbox, out, store } = setup();
+    let open!: () => void;
+    outbox.gate(new Promise<void>((resolve) => (open = resolve)));
+    outbox.durable(reset, (s) => out.push(`d${s.seq}`));
+    outbox.transient((seq) => out.push(`t@${seq}`));
+    await expect.poll(async () => (await store.read('s')).length).toBe(1);
+    expect(out).toEqual([]);
+    open();
+    await outbox.drained();
+    expect(out).toEqual(['d1', 't@1']);
+  });
+
   it('drops what is queued of an abandoned turn, and anything of it handed in later', async () => {
     const { outbox, out } = setup();
     const fact = (turnId: string, content: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content });
@@ -124,5 +137,9 @@ describe('agent outbox', () => {
     outbox.transient(() => out.push('t2 chunk'), 't2');
     // `a` was already being written when the turn was abandoned; `b` and the chunk were still queued.
     expect(out).toEqual(['t1 a', 't2 d', 't2 chunk']);
+    const end: SessionEvent = { v: 4, type: 'response', turnId: 't1', content: 'e', text: 'e', model: 'm' };
+    outbox.durable(end, () => out.push('t1 end kept'), undefined, true);
+    await outbox.drained();
+    expect(out.at(-1)).toBe('t1 end kept');
   });
 });

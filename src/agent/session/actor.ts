@@ -39,7 +39,7 @@ const sessionWithActors = sessionMachine.provide({
   },
 });
 
-type SessionActor = Actor<typeof sessionWithActors>;
+export type SessionActor = Actor<typeof sessionWithActors>;
 
 /** A session actor, not started, whose actors use `port`. */
 export function createSessionActor(input: SessionInput, port: SessionPort): SessionActor {

@@ -2,7 +2,8 @@
  * How the facts of a session reach its output: those an opening records (decide.ts `decideOpen`), and
  * those its machines emit. Every emitted fact is stored in order; a dropped message is stored as a
  * cancelled `turnFailed` (so the next open does not run it again), its transient frame sent only if
- * that fails; a sender waiting for its turn's `userMessage` is answered once that is stored.
+ * that fails; a sender waiting for its turn's `userMessage` is answered once that is stored. `turnOpens` hears of a
+ * turn's `userMessage` just before it is handed to the outbox.
  */
 import type { SessionEmitted } from '../../../machines/session.machine.ts';
 import type { SessionEvent } from '../../conversation/session-events.ts';
@@ -63,6 +64,8 @@ export interface EmittedDeps extends Pick<SessionDeps, 'sessionId' | 'log' | 'pu
   counted: (event: SessionEvent) => SessionEvent;
   /** Senders waiting for their turn's `userMessage` (by turnId); answered and removed here. */
   starting: Map<string, Starting>;
+  /** Told as a turn's `userMessage` is handed to the outbox (before it): the turn opens. */
+  turnOpens: () => void;
 }
 
 /** The handler of everything the session actor emits (`actor.on('*', …)`). */
@@ -87,6 +90,7 @@ export function forwardEmitted(deps: EmittedDeps): (e: SessionEmitted) => void {
       log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
     const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
     if (sender) starting.delete(key.turnId);
+    if (event.type === 'userMessage') deps.turnOpens();
     output.record(key, event, sender && (() => sender.resolve()), (err) => {
       sender?.reject(err);
       output.turnNotStored(key, err);

@@ -72,7 +72,7 @@ export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' 
       const message = messageOf(command);
       actor.send({ type: 'MESSAGE', message });
       return new Promise((resolve, reject) =>
-        w.record(
+        w.output.record(
           { correlationId: message.correlationId },
           event,
           () => resolve({ turnId: message.turnId, queued: true }),
@@ -94,7 +94,7 @@ export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' 
     reset(_, command) {
       actor.send({ type: 'DISCARD', reason: 'reset' });
       return new Promise<number>((resolve, reject) =>
-        w.record(
+        w.output.record(
           { correlationId: correlationOf(command) },
           { v: EVENT_VERSION, type: 'reset' },
           (s) => resolve(s.seq),

@@ -20,7 +20,8 @@
  *   when the provider answered a context overflow (whose window, if named, is learned). After a
  *   compaction an overflow is the step's failure (AGENT_ERROR, `details.reason: "context_overflow"`).
  * - Before the request the token budgets are checked (budget.ts): a request that would pass one
- *   fails the step with `details.reason: "token_budget"`.
+ *   fails the step with `details.reason: "token_budget"`; and the turn's open mark is written (`turnMarked`), so a
+ *   process killed once the model was asked leaves its turn to be resumed.
  */
 import { charsOfAll, charsOfTools } from '../../conversation/token-estimate.ts';
 import type { ModelStepInput, ModelStepResult, TurnKey } from '../../conversation/turn-contract.ts';
@@ -56,6 +57,8 @@ export interface ModelStepDeps {
   budget: Budget;
   /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
   onToolChars?: (chars: number) => void;
+  /** Resolves once the turn's open mark is written (open-mark.ts): the model is asked after it. */
+  turnMarked?: () => Promise<void>;
 }
 
 /**
@@ -115,8 +118,10 @@ export function createModelStep(
   const messages = modelView(history, deps.systemPrompt);
   return async (input, signal) => {
     const tools = withClientTools(await deps.listTools(), input.clientTools);
+    await deps.turnMarked?.(); // (written beside the turn's first fact: done by now but on a stalled disk)
     // The facts the turn reported before this step reach the outbox in the same synchronous run
-    // (through the session actor's mailbox), so past the first await they are all handed in.
+    // (through the session actor's mailbox), so past the first await they are all handed in; the history and
+    // what is pending are read together, with no await between them and the request.
     let tail = history.preview(outbox.pending());
     if (!tail) {
       await outbox.drained(); // a reset is being written: build on the history it leaves

@@ -10,7 +10,12 @@
  * - A failed append stores nothing of its batch: no event of it is folded, no `stored` callback
  *   runs, `seq` does not move; each item's `failed` callback runs instead. Nothing with a seq that
  *   is not on disk ever goes out.
- * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it.
+ * - A gate (`gate(promise)`, a promise that never rejects) holds what was handed in after it until it settles; it
+ *   is awaited together with the append of the durable items around it (one batch, those handed in after it in the
+ *   same tick among them), so a small write beside the turn's first fact (the open-turn mark) costs no round trip
+ *   of its own: that fact's `stored` callback and everything after it wait for both.
+ * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it, bar a durable item
+ *   handed in as `kept` (the turn's end, written once the store takes writes again: output.ts).
  * - `close()` ends the outbox's writes at once (the session was deleted, or its log belongs to
  *   another instance now): the batch already handed to the store completes as usual; every item
  *   still queued and every item handed in later is dropped (debug log) and never reaches the store.
@@ -52,11 +57,38 @@ interface Durable {
   event: SessionEvent;
   stored: ((stored: StoredEvent) => void) | undefined;
   failed: ((err: unknown) => void) | undefined;
+  kept?: true;
 }
-type Item = Durable | { run: (seq: number) => void; turnId: string | undefined };
+type Item = Durable | { run: (seq: number) => void; turnId: string | undefined } | { gate: Promise<void> };
 
 const turnOf = (item: Item): string | undefined =>
-  'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId;
+  'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : 'run' in item ? item.turnId : undefined;
+
+/** Runs a callback, logging what it throws: no callback stops the outbox. */
+const safelyFor = (log: Logger, sessionId: string) => (what: string, fn: () => void) => {
+  try {
+    fn();
+  } catch (err) {
+    log.error({ err, sessionId }, `agent outbox: ${what} threw`);
+  }
+};
+
+/** Appends `batch`'s events (none: nothing) while `gates` settle; resolves with the stored events once all is done. */
+function appendBeside(
+  store: EventStore<SessionEvent>,
+  sessionId: string,
+  batch: Durable[],
+  gates: Promise<void>[],
+): Promise<StoredEvent[]> {
+  const appended =
+    batch.length === 0
+      ? Promise.resolve([])
+      : store.append(
+          sessionId,
+          batch.map((b) => b.event),
+        );
+  return gates.length === 0 ? appended : Promise.all([appended, ...gates]).then(([stored]) => stored);
+}
 
 export function createOutbox(opts: OutboxOptions) {
   const { sessionId, store, log, onStored } = opts;
@@ -79,22 +111,13 @@ export function createOutbox(opts: OutboxOptions) {
     if (item.failed) safely('failure callback', () => item.failed?.(err));
   };
 
-  const safely = (what: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      log.error({ err, sessionId }, `agent outbox: ${what} threw`);
-    }
-  };
+  const safely = safelyFor(log, sessionId);
 
-  /** Appends `batch`, the durable items just before `head`; they leave `pending()` before any callback runs. */
-  async function appendBatch(batch: Durable[]) {
+  /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
+  async function appendBatch(batch: Durable[], gates: Promise<void>[]) {
     let stored: StoredEvent[];
     try {
-      stored = await store.append(
-        sessionId,
-        batch.map((b) => b.event),
-      );
+      stored = await appendBeside(store, sessionId, batch, gates);
     } catch (err) {
       writing = head;
       log.error({ err, sessionId, events: batch.length }, 'could not store session events');
@@ -111,7 +134,8 @@ export function createOutbox(opts: OutboxOptions) {
     });
   }
 
-  const live = (item: Item) => abandoned === undefined || turnOf(item) !== abandoned;
+  const live = (item: Item) =>
+    abandoned === undefined || turnOf(item) !== abandoned || ('kept' in item && item.kept === true);
 
   async function pump(): Promise<void> {
     while (head < items.length) {
@@ -131,11 +155,13 @@ export function createOutbox(opts: OutboxOptions) {
         continue;
       }
       const batch: Durable[] = [];
-      for (let next = items[head]; next && 'event' in next && live(next); next = items[head]) {
-        batch.push(next);
+      const gates: Promise<void>[] = [];
+      for (let next = items[head]; next && !('run' in next) && live(next); next = items[head]) {
+        if ('gate' in next) gates.push(next.gate);
+        else batch.push(next);
         head++;
       }
-      await appendBatch(batch);
+      await appendBatch(batch, gates);
     }
     items = [];
     head = 0;
@@ -155,9 +181,15 @@ export function createOutbox(opts: OutboxOptions) {
     get idle() {
       return pumping === undefined;
     },
-    durable(event: SessionEvent, stored?: (stored: StoredEvent) => void, failed?: (err: unknown) => void): void {
+    /** `kept`: written even if its turn is abandoned (see the contracts). */
+    durable(
+      event: SessionEvent,
+      stored?: (stored: StoredEvent) => void,
+      failed?: (err: unknown) => void,
+      kept?: true,
+    ): void {
       if (closedBy !== undefined) return drop({ event, stored, failed });
-      items.push({ event, stored, failed });
+      items.push(kept ? { event, stored, failed, kept } : { event, stored, failed });
       pumping ??= pump();
     },
     /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
@@ -166,6 +198,11 @@ export function createOutbox(opts: OutboxOptions) {
       if (turnId !== undefined && turnId === abandoned) return;
       if (pumping === undefined) run(lastSeq);
       else items.push({ run, turnId });
+    },
+    /** Holds what is handed in after it until `promise` settles (it must never reject; see the contracts). */
+    gate(promise: Promise<void>): void {
+      items.push({ gate: promise });
+      pumping ??= Promise.resolve().then(pump); // from the next tick: with the items handed in right after it
     },
     abandon(turnId: string): void {
       abandoned = turnId;

@@ -10,11 +10,15 @@
  *   of its turn does.
  * - Every failed append is told to the storage health (and to the caller's `failed`).
  * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
- *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it.
+ *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it. That end is
+ *   stored too, as the frame said it (a `turnFailed`, `reason: "storage"`), so nothing takes the turn for one its
+ *   process left running: before the session's next fact of another turn (or of none), or at `endStopped()` (the
+ *   session closes while its log is still its own), whichever comes first, if its `userMessage` is in the log
+ *   (`isOpen`) and the turn is not ended there yet; a write that fails again is tried again at the next of them.
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
  *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
  */
-import type { SessionEvent } from '../../conversation/session-events.ts';
+import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
 import {
@@ -33,11 +37,30 @@ export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publ
   outbox: Outbox;
   /** Stops the turn if it still runs (its facts can no longer be stored). */
   stopTurn: (turnId: string) => void;
+  /** Whether the log holds the turn's `userMessage` and not its end. */
+  isOpen: (turnId: string) => boolean;
 }
 
 export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
+  /** The end of a turn `turnNotStored` stopped, while it is not stored (see the contracts). */
+  let stoppedEnd: SessionEventOf<'turnFailed'> | undefined;
+  const endStopped = (): void => {
+    const end = stoppedEnd;
+    stoppedEnd = undefined;
+    if (!end || !deps.isOpen(end.turnId)) return;
+    const meta = { correlationId: end.turnId };
+    outbox.durable(
+      end,
+      (s) => publish(toFrame(s)!, { ...meta, ts: Date.parse(s.ts) }), // (a turnFailed has its frame)
+      (err) => {
+        if (!isOutboxClosed(err)) storage.failed(err);
+        stoppedEnd ??= end;
+      },
+      true,
+    );
+  };
   /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
   let lastStoredAt: number | undefined;
   return {
@@ -64,6 +87,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       then?: (stored: SessionStoredEvent) => void,
       failed?: (err: unknown) => void,
     ): void => {
+      if (stoppedEnd && (!('turnId' in event) || event.turnId !== stoppedEnd.turnId)) endStopped();
       const stored = (s: SessionStoredEvent) => {
         const frame = toFrame(s);
         lastStoredAt = Date.parse(s.ts);
@@ -80,9 +104,16 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       if (isOutboxClosed(err) || failedTurn === key.turnId) return;
       failedTurn = key.turnId;
       outbox.abandon(key.turnId);
-      publish(storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err)), key);
+      const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err));
+      publish(frame, key);
+      if (frame.event === 'error') {
+        const { code, message, details } = frame.data;
+        stoppedEnd = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code, message, details };
+      }
       deps.stopTurn(key.turnId);
     },
+    /** Stores the end of the turn a storage failure stopped, if it is still to be stored (see the contracts). */
+    endStopped,
   };
 }
 export type SessionOutput = ReturnType<typeof createSessionOutput>;

@@ -7,7 +7,8 @@
  * - At open, what the log left open is settled before anything runs.
  * - A question is held by the running turn, which closes it the moment it answers it: a second answer
  *   is refused even while the first is being written.
- * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written.
+ * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written (else the end of a turn
+ *   a storage failure stopped is, if it is still to be: output.ts).
  * - Memory is bounded: a session is read from its latest compaction on.
  */
 import type { AnswerCommand } from '../../conversation/questions.ts';
@@ -66,6 +67,7 @@ export async function openSession(deps: SessionDeps) {
     async close(reason: string, options: { abandonLog?: boolean } = {}) {
       life.closedBy ??= reason;
       if (options.abandonLog) outbox.close(reason);
+      else w.output.endStopped(); // its log is still its own: a turn a storage failure stopped ends there too
       w.asked.close();
       actor.send({ type: 'DISCARD', reason });
       w.compactions.rejectAll(closedError(sessionId, life.closedBy));

@@ -46,6 +46,9 @@ export interface SessionDeps extends Pick<
   orphanedTurnReason?: string;
   /** How many times a turn the log left running is resumed at open (decide.ts `decideOpen`); absent: never. */
   resumeTurns?: number;
-  /** Told when the session's turn opens (`true`) or ends, and at open when none is (the store's open-turn marks). */
-  markOpenTurn?: (open: boolean) => void;
+  /**
+   * Sets (`true`) or removes the store's mark of the session's open turn (open-mark.ts says when); resolves once it
+   * is written, and never rejects (a failure is logged).
+   */
+  markOpenTurn?: (open: boolean) => Promise<void>;
 }

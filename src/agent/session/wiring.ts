@@ -9,7 +9,11 @@
  * - `starting` holds the senders of messages that started a turn at once, until that turn's `userMessage` is
  *   stored (facts.ts answers them).
  * - The actor is started, and what the log left open is settled (decide.ts `decideOpen`), before this returns.
- * - The store is told (`markOpenTurn`) each time the session's turn opens or ends, as the state folds it.
+ * - The store's open-turn mark (open-mark.ts) is set as a turn's `userMessage` is handed to the outbox, beside it:
+ *   that fact is acknowledged, and anything after it goes out (its `thinking` frame), once both are written, and the
+ *   model is asked once the mark is (so a process killed from then on leaves the turn to be resumed). It is removed
+ *   once the turn's end is stored, set again when the log says a turn opened that none marked, and written as the log
+ *   says at open.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
@@ -20,8 +24,9 @@ import { createAsked } from '../questions/asked.ts';
 import { createAnswerers } from './answerers.ts';
 import { callHosts } from '../questions/call-host.ts';
 import { createModelStep } from './model-step.ts';
-import { createOutbox } from './outbox.ts';
-import { createSessionActor } from './actor.ts';
+import { createOpenMark, type OpenMark } from './open-mark.ts';
+import { createOutbox, type Outbox } from './outbox.ts';
+import { createSessionActor, type SessionActor } from './actor.ts';
 import { createSessionOutput } from './output.ts';
 import { decideOpen } from './decide.ts';
 import { evolve, firstQueuedSeq, usageWith, type SessionState } from './state.ts';
@@ -38,6 +43,7 @@ export type SessionWiring = ReturnType<typeof wireSession>;
 export function wireSession(deps: SessionDeps, state: SessionState) {
   const { sessionId, llm, log, clock } = deps;
   const life: SessionLife = { closedBy: undefined, lastActive: clock.now() };
+  const mark = createOpenMark(deps.markOpenTurn);
   const outbox = createOutbox({
     sessionId,
     store: deps.store,
@@ -46,7 +52,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     onStored: (s) => {
       const wasOpen = state.openTurn !== undefined;
       evolve(state, s);
-      if (wasOpen !== (state.openTurn !== undefined)) deps.markOpenTurn?.(!wasOpen);
+      if (wasOpen !== (state.openTurn !== undefined)) (wasOpen ? mark.close : mark.open)();
       asked.settle(state, s);
       deps.storage.ok();
     },
@@ -56,17 +62,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   /** A model step stamped with the session's totals once it is spent (see context.ts); an answer with who gave it. */
   const counted = (e: SessionEvent): SessionEvent =>
     e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : answered.stamp(e);
-  const output = createSessionOutput({
-    sessionId,
-    outbox,
-    publish: deps.publish,
-    storage: deps.storage,
-    stopTurn: (turnId) => {
-      const snapshot = actor.getSnapshot();
-      if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)
-        actor.send({ type: 'CANCEL', reason: 'storage' });
-    },
-  });
+  const output = sessionOutput(deps, state, outbox, () => actor);
   const { record } = output;
   const correlationOf = (turnId: string) =>
     actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId;
@@ -103,6 +99,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     meter,
     usage,
     onToolChars: (n) => (toolChars = n),
+    turnMarked: mark.ready,
   });
   const compactions = createCompactRequests(
     createCompactor({
@@ -131,6 +128,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     redact: deps.redact,
     counted,
     starting,
+    turnOpens: () => mark.open((marking) => outbox.gate(marking)),
   });
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
@@ -154,22 +152,39 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   });
   actor.start();
 
-  settleOpening(deps, state, record, actor);
+  settleOpening(deps, state, output.record, actor, mark);
 
-  return { sessionId, state, life, outbox, record, usage, asked, answered, compactions, starting, actor, unregister };
+  return { sessionId, state, life, outbox, output, usage, asked, answered, compactions, starting, actor, unregister };
+}
+
+/** The session's output; a turn whose facts can no longer be stored is stopped (`actor()`: made after it). */
+function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, actor: () => SessionActor) {
+  return createSessionOutput({
+    sessionId: deps.sessionId,
+    outbox,
+    publish: deps.publish,
+    storage: deps.storage,
+    stopTurn: (turnId) => {
+      const snapshot = actor().getSnapshot();
+      if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)
+        actor().send({ type: 'CANCEL', reason: 'storage' });
+    },
+    isOpen: (turnId) => state.openTurn?.user.turnId === turnId,
+  });
 }
 
 /** What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued. */
 function settleOpening(
   deps: SessionDeps,
   state: SessionState,
-  record: SessionWiring['record'],
+  record: SessionWiring['output']['record'],
   actor: SessionWiring['actor'],
+  mark: OpenMark,
 ): void {
   const { orphanedTurnReason, resumeTurns, sessionId, log } = deps;
   const opening = decideOpen(state, { now: deps.clock.now(), orphanedTurnReason, resumeTurns });
+  mark.sync(state.openTurn !== undefined); // before the facts that may end the turn (their fold removes it)
   for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
-  if (state.openTurn === undefined) deps.markOpenTurn?.(false); // a mark a crash left behind
   for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
     actor.send({ type: 'MESSAGE', message });
 }

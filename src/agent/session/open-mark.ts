@@ -1,0 +1,33 @@
+/**
+ * The store's mark of a session's open turn (`markOpenTurn`: what a restart, or a cluster's sweep, resumes), kept in
+ * step with the session's log.
+ *
+ * Contracts:
+ * - `open(beside)` writes the mark unless it was asked for since it was last removed, handing `beside` the write
+ *   when there is one; `close()` removes it unless it is removed already; `sync(open)` writes what the log says
+ *   whatever was asked before (at open: a mark a crash left behind, or that of a turn about to be resumed).
+ * - `ready()` resolves once the last write asked for settled. Writes never reject (the writer logs a failure): a
+ *   mark that was not written leaves its turn to be resumed when its session is next used.
+ * - Without a writer (turns do not resume) nothing is written and `ready()` is resolved.
+ */
+export function createOpenMark(write: ((open: boolean) => Promise<void>) | undefined) {
+  let marked = false;
+  let last: Promise<void> = Promise.resolve();
+  const put = (open: boolean): Promise<void> | undefined => {
+    marked = open;
+    if (!write) return undefined;
+    last = write(open);
+    return last;
+  };
+  return {
+    /** `beside`: given the write when there is one (the outbox's gate). */
+    open: (beside?: (write: Promise<void>) => void): void => {
+      const writing = marked ? undefined : put(true);
+      if (writing) beside?.(writing);
+    },
+    close: (): void => void (marked && put(false)),
+    sync: (open: boolean): void => void put(open),
+    ready: (): Promise<void> => last,
+  };
+}
+export type OpenMark = ReturnType<typeof createOpenMark>;

@@ -1,0 +1,110 @@
+/**
+ * A turn stopped because its facts could not be stored (its caller was told: `error`, `reason: "storage"`) ended: the
+ * log says so too once the store takes writes again (before the session's next fact, or when the session closes), so
+ * a session opened from that log (a restart, a cluster's takeover after a Redis outage) does not resume it as a turn
+ * its process left running (issue 60: a resumed turn the caller had been told failed ran beside its next message).
+ */
+import { describe, expect, it } from 'vitest';
+import { createAgentService, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
+import type { AppCommands, AppEvents } from '../../src/app.ts';
+import { createBus } from '../../src/bus/index.ts';
+import { agentConfigSchema } from '../../src/config/schema.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import { AppError } from '../../src/errors/index.ts';
+import type { LlmClient } from '../../src/llm/types.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { sessionKey } from '../../src/session-id.ts';
+import { createMemoryStore } from '../../src/store/index.ts';
+import type { EventStore } from '../../src/store/types.ts';
+import { recordBus } from '../support/bus-recorder.ts';
+
+/** A store whose appends fail while `down` (as Redis's do while it is away). */
+function flakyStore() {
+  const store = createMemoryStore<SessionEvent>();
+  const append = store.append.bind(store);
+  const medium = { down: false };
+  store.append = (sessionId, events) =>
+    medium.down
+      ? Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The event store (Redis) is unavailable', {}))
+      : append(sessionId, events);
+  return { store, medium };
+}
+
+/** An agent over `store` whose model answers `re <message>`, each answer held until the test lets it go. */
+function agentOver(store: EventStore<SessionEvent>) {
+  const log = createLogger('silent');
+  const bus = createBus<AppCommands, AppEvents>({ log });
+  const asked: string[] = [];
+  const held: (() => void)[] = [];
+  const llm: LlmClient = {
+    model: 'fake-model',
+    async complete(req) {
+      const content = String(req.tail?.at(-1)?.content ?? req.messages.at(-1)?.content);
+      asked.push(content);
+      await new Promise<void>((resolve) => held.push(resolve));
+      return { text: `re ${content}`, toolCalls: [], finishReason: 'stop' };
+    },
+  };
+  bus.handle('mcp.modelTools', () => []);
+  const config = agentConfigSchema.parse({ llm: { model: 'fake-model' }, storage: { type: 'memory' } });
+  const agent = createAgentService({ config, bus, store, llm, log, resumeTurns: 3, orphanedTurnReason: 'owner_lost' });
+  const send = (content: string, correlationId: string) =>
+    bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content }, { correlationId });
+  const answer = () => {
+    for (const resolve of held.splice(0)) resolve();
+  };
+  return { bus, agent, recorder: recordBus<AppEvents>(bus), asked, send, answer };
+}
+
+const typesOf = async (store: EventStore<SessionEvent>) =>
+  (await store.read('s1')).map((s) => `${s.event.type}:${'turnId' in s.event ? s.event.turnId : ''}`);
+
+/** Runs a turn whose reply cannot be stored: its `userMessage` is in the log, its end is not. */
+async function stoppedTurn() {
+  const { store, medium } = flakyStore();
+  const rig = agentOver(store);
+  await rig.agent.start();
+  const { turnId } = await rig.send('first', 'a');
+  await expect.poll(() => rig.asked).toEqual(['first']);
+  medium.down = true;
+  rig.answer();
+  const end = await rig.recorder.turnEnd('a');
+  expect(end).toMatchObject({ name: 'agent.error', payload: { details: { reason: 'storage' } } });
+  medium.down = false;
+  expect(await typesOf(store)).toEqual([`userMessage:${turnId}`]);
+  return { store, rig, turnId };
+}
+
+describe('a turn stopped by a storage failure', () => {
+  it("is ended in the log before the session's next fact, as its caller was told", async () => {
+    const { store, rig, turnId } = await stoppedTurn();
+    const next = await rig.send('second', 'b');
+    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    rig.answer();
+    expect((await rig.recorder.turnEnd('b')).name).toBe('agent.response');
+    expect(await typesOf(store)).toEqual([
+      `userMessage:${turnId}`,
+      `turnFailed:${turnId}`,
+      `userMessage:${next.turnId}`,
+      `response:${next.turnId}`,
+    ]);
+    expect((await store.read('s1'))[1]?.event).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'storage' } });
+    await rig.agent.stop();
+  });
+
+  it('is ended in the log when its session closes, so opening it again resumes nothing', async () => {
+    const { store, rig, turnId } = await stoppedTurn();
+    await rig.agent.stop();
+    expect(await typesOf(store)).toEqual([`userMessage:${turnId}`, `turnFailed:${turnId}`]);
+
+    const again = agentOver(store);
+    await again.agent.start();
+    await again.bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') });
+    const next = await again.send('second', 'b');
+    await expect.poll(() => again.asked).toEqual(['second']);
+    again.answer();
+    expect((await again.recorder.turnEnd('b')).name).toBe('agent.response');
+    expect((await typesOf(store)).slice(2)).toEqual([`userMessage:${next.turnId}`, `response:${next.turnId}`]);
+    await again.agent.stop();
+  });
+});
