@@ -7,6 +7,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Longest first, as measured on the 2-core machine (README, Development). */
 const SLOWEST = [
+  'package-npx',
+  'package-serve',
   'package',
   'owner-death',
   'cli',
