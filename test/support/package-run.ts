@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { firstInRun } from './first-in-run.ts';
 
 /** The environment variable that names the run's package folder to the workers. */
 export const PACKAGE_DIR_VAR = 'AGENTD_TEST_PACKAGE';
@@ -23,7 +24,8 @@ async function removeNpxInstalls(dir: string): Promise<void> {
   }
 }
 
-export function setup(): () => Promise<void> {
+export function setup(): (() => Promise<void>) | undefined {
+  if (!firstInRun('package-run')) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'agentd-package-'));
   process.env[PACKAGE_DIR_VAR] = dir;
   return async () => {
