@@ -20,8 +20,10 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     globalSetup: [
       'test/support/built-dist.ts',
-      'test/support/conformance-setup.ts',
+      // After the ledger: setups end in reverse order, so the run waits for a background install before it looks
+      // for processes left behind.
       'test/support/no-leftovers.ts',
+      'test/support/conformance-setup.ts',
       'test/support/package-run.ts',
     ],
     projects: [

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { conformanceInstalled } from '../support/conformance-installed.ts';
 import { installed, runCommand, scratch } from '../support/installed-package.ts';
 import { ROOT } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
@@ -39,6 +40,7 @@ describe('npx in the checkout', () => {
   it('runs through `npx --no-install agentd` in the checkout with an empty npm cache, offline, and leaves the checkout alone', async () => {
     // Needs neither the tarball nor its install: it runs while another file makes them.
     const cache = await folder('empty-cache');
+    await conformanceInstalled(); // the run's own install into test/conformance, not npx's doing
     const conformance = join(ROOT, 'test', 'conformance', 'node_modules');
     const hadConformance = existsSync(conformance);
     const result = await npx(['--no-install', 'agentd', '--version'], ROOT, {
