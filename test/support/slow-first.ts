@@ -12,6 +12,8 @@ const SLOWEST = [
   'package',
   'owner-death',
   'cli',
+  'questions',
+  'mcp-conformance-client', // it may wait for a first run's install of the suite, too
   'ssrf-netns',
   'examples',
   'workers',
