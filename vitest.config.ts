@@ -18,7 +18,14 @@ export default defineConfig({
     hookTimeout: 90_000,
     maxWorkers: workers,
     sequence: { sequencer: SlowFirst },
-    globalSetup: ['test/support/built-dist.ts', 'test/support/conformance-setup.ts', 'test/support/no-leftovers.ts'],
+    globalSetup: [
+      'test/support/built-dist.ts',
+      // After the ledger: setups end in reverse order, so the run waits for a background install before it looks
+      // for processes left behind.
+      'test/support/no-leftovers.ts',
+      'test/support/conformance-setup.ts',
+      'test/support/package-run.ts',
+    ],
     projects: [
       // Pure code: one module graph per worker process, shared by the files it runs one after another
       // (a process of its own, not a thread: some files count the process's file descriptors).

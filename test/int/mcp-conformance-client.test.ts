@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { CONFORMANCE_INSTALL_MS, conformanceInstalled } from '../support/conformance-installed.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 
 const DIR = join('test', 'conformance');
@@ -88,6 +89,7 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
   };
 
   beforeAll(async () => {
+    await conformanceInstalled();
     if (!existsSync(SUITE) || !existsSync(NODE22)) {
       throw new Error(
         `the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
@@ -101,7 +103,7 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
       { server: { auth: { adminKey: ADMIN }, limits: { rest: { points: 100_000 }, connectionsPerIp: 1_000 } } },
       { modelUrl: sim.url },
     );
-  }, 120_000);
+  }, CONFORMANCE_INSTALL_MS);
   afterAll(async () => {
     await svc?.stop();
     await sim?.close();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { CONFORMANCE_INSTALL_MS, conformanceInstalled } from '../support/conformance-installed.ts';
 import { AGENTD_BIN } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { fixturePath } from './mcp-helpers.ts';
@@ -50,6 +51,7 @@ describe('MCP conformance suite', () => {
   let svc: RunningApp;
   beforeAll(async () => {
     // test/support/conformance-setup.ts installs the suite, so the tests need no network afterwards.
+    await conformanceInstalled();
     if (!existsSync(SUITE) || !existsSync(INSPECTOR) || !existsSync(NODE22)) {
       throw new Error(
         `the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
@@ -57,7 +59,7 @@ describe('MCP conformance suite', () => {
     }
     sim = await startSimulator({ port: 0 });
     svc = await startApp({ server: { limits: { rest: { points: 100_000 } } } }, { modelUrl: sim.url });
-  }, 300_000);
+  }, CONFORMANCE_INSTALL_MS);
   afterAll(async () => {
     await svc.stop();
     await sim.close();
@@ -120,6 +122,7 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
   let svc: RunningApp;
   let home: string;
   beforeAll(async () => {
+    await conformanceInstalled();
     if (!existsSync(INSPECTOR) || !existsSync(NODE22)) {
       throw new Error(
         `the MCP Inspector is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
@@ -132,7 +135,7 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
       { name: 'inspected-agent', server: { limits: { rest: { points: 100_000 } } } },
       { modelUrl: sim.url },
     );
-  }, 300_000);
+  }, CONFORMANCE_INSTALL_MS);
   afterAll(async () => {
     await svc.stop();
     await sim.close();

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { firstInRun } from './first-in-run.ts';
 import { ancestorsOfSelf, MARK_NAME, ProcessLedger, startTicks, type ProcSample } from './process-ledger.ts';
 
 const SAMPLE_MS = 50;
@@ -19,7 +20,7 @@ const SAMPLE_MS = 50;
 const GRACE_MS = 10_000;
 
 export function setup(): (() => Promise<void>) | undefined {
-  if (process.platform !== 'linux') return undefined;
+  if (process.platform !== 'linux' || !firstInRun('no-leftovers')) return undefined;
   const mark = randomUUID();
   process.env[MARK_NAME] = mark;
   const ledger = new ProcessLedger({

@@ -7,9 +7,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Longest first, as measured on the 2-core machine (README, Development). */
 const SLOWEST = [
+  'package-npx',
+  'package-serve',
   'package',
   'owner-death',
   'cli',
+  'questions',
+  'mcp-conformance-client', // it may wait for a first run's install of the suite, too
   'ssrf-netns',
   'examples',
   'workers',
