@@ -116,7 +116,7 @@ export function createToolCalls(deps: ToolCallDeps) {
         reporter(payload.progress, serverId, toolName),
       );
     } catch (error) {
-      throw fail(error instanceof CallError ? error.message : String(error));
+      throw fail(error instanceof CallError ? error.forAdmins : String(error)); // an admin route
     }
     if (result.isError)
       throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
@@ -172,9 +172,11 @@ export function createToolCalls(deps: ToolCallDeps) {
         ? outcome(false, text || 'Error: the tool reported an error', data)
         : outcome(true, text, data);
     } catch (error) {
-      const reason = error instanceof CallError ? error.message : String(error);
-      deps.log.debug({ tool: payload.name, reason }, 'model tool call failed');
-      return failure(reason);
+      deps.log.debug(
+        { tool: payload.name, reason: error instanceof CallError ? error.forAdmins : String(error) },
+        'model tool call failed',
+      );
+      return failure(error instanceof CallError ? error.message : String(error));
     }
   }
 

@@ -83,6 +83,16 @@ describe('mcp supervision', () => {
     await connected;
   });
 
+  it("tells a model's call of that tool how the process ended, never what its stderr said (stderr is for admins)", async () => {
+    const connected = h.waitForStatus('crash', 'connected');
+    const outcome = await h.bus.execute('mcp.callModelTool', { name: 'crash', args: {} });
+    expect(outcome).toMatchObject({
+      success: false,
+      text: 'Error: connection to the server closed (process exited with code 70)',
+    });
+    await connected;
+  });
+
   it('fails a hung tool at its timeout and cancels it at the server', async () => {
     const t0 = Date.now();
     const error = await rejection(h.bus.execute('mcp.executeTool', { serverId: 'hang', toolName: 'hang', args: {} }));

@@ -3,9 +3,14 @@ import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelconte
 import { ResultTooLarge } from './limited-fetch.ts';
 
 export class CallError extends Error {
+  /**
+   * `message` is what any principal's turn may show (the tool result the model reads); `forAdmins`, when given, says
+   * more (a dying stdio server's stderr) and is shown only where admins look (the admin execute route, the log).
+   */
   constructor(
     message: string,
     readonly kind: 'timeout' | 'cancelled' | 'closed' | 'protocol',
+    readonly forAdmins: string = message,
   ) {
     super(message);
   }

@@ -132,8 +132,13 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     log.warn({ reason }, 'MCP server connection lost');
     options.onLost(reason);
   };
-  const closedReason = () =>
-    (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
+  // With what its stderr said (for admins: the server's status, the log), or only how the process ended.
+  const closedReason = (withStderr = true) =>
+    (transport instanceof ChildProcessTransport
+      ? withStderr
+        ? transport.exitReason
+        : transport.exitStatus
+      : undefined) ?? 'connection closed';
   client.onclose = () => lost(closedReason());
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
   const progressRelay = createProgressRelay();
@@ -235,7 +240,11 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
           );
         }
         if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed)
-          throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
+          throw new CallError(
+            `connection to the server closed (${closedReason(false)})`,
+            'closed',
+            `connection to the server closed (${closedReason()})`,
+          );
         if (kind !== 'stdio' && belowProtocol(error)) {
           const reason = describe(error, timeout);
           lost(reason);

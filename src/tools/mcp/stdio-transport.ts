@@ -79,14 +79,20 @@ export class ChildProcessTransport implements Transport {
     return this.child?.pid;
   }
 
-  /** Why the child went away on its own (`process exited with code 1: Error: …`); else undefined. */
+  /** Why the child went away on its own (`process exited with code 1: Error: …`); else undefined. For admins: stderr. */
   get exitReason(): string | undefined {
+    const status = this.exitStatus;
+    if (status === undefined || this.spawnError) return status;
+    const cause = stderrCause([...this.stderr.lines(), this.partialLine]);
+    return cause ? `${status}: ${cause}` : status;
+  }
+
+  /** How the child went away on its own (`process exited with code 1`), without what its stderr said; else undefined. */
+  get exitStatus(): string | undefined {
     if (this.spawnError) return `cannot start ${this.options.command}: ${this.spawnError.message}`;
     if (!this.exitInfo || this.exitInfo.ours) return undefined;
     const { code, signal } = this.exitInfo;
-    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
-    const cause = stderrCause([...this.stderr.lines(), this.partialLine]);
-    return cause ? `process ${how}: ${cause}` : `process ${how}`;
+    return `process ${signal ? `killed by ${signal}` : `exited with code ${code}`}`;
   }
 
   start(): Promise<void> {
