@@ -10,6 +10,7 @@ const authKeySchema = z.strictObject({
     .min(1)
     .max(64)
     .regex(/^[\w.@-]+$/, 'letters, digits and _ . @ - only')
+    .refine((name) => !name.startsWith('@'), 'may not start with "@" (memory\'s reserved owners: @shared, @unnamed)')
     .describe(
       "The principal's name: shown in logs (never the key) and owning the key's sessions; unique (`api` and `admin` are the shorthands').",
     ),

@@ -3,6 +3,7 @@ import { positiveInt } from './numbers.ts';
 import { a2aSchema, agUiSchema } from './faces-schema.ts';
 export type { AgUiConfig } from './faces-schema.ts';
 import { llmSchema } from './llm-schema.ts';
+import { memorySchema } from './memory-schema.ts';
 import type { limitsSchema } from './limits-schema.ts';
 import { serverSchema, type corsSchema } from './server-schema.ts';
 import { storageSchema } from './storage-schema.ts';
@@ -19,6 +20,7 @@ import {
 export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provider } from './llm-schema.ts';
 
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
+export { type MemoryConfig } from './memory-schema.ts';
 export { scheduleSchema, scheduleIdSchema, type ScheduleConfig, type ScheduleInput } from './schedules-schema.ts';
 export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';
@@ -78,6 +80,7 @@ export const agentConfigSchema = z
       'Turns the agent starts on its own, on a cron expression or an interval (docs/schedules.md); more are made at runtime with `POST /api/schedules`.',
     ),
     storage: storageSchema.prefault({ type: 'jsonl' }).describe('Where session logs are kept.'),
+    memory: memorySchema,
     server: serverSchema
       .prefault({})
       .describe('The network service: address, CORS, limits, credentials, inspection, tracing and the MCP face.'),

@@ -95,5 +95,31 @@ export interface MemoryService {
   setProfile(owner: string, text: string, origin?: { sessionId?: string; turnId?: string }): Promise<void>;
   export(owner: string): Promise<MemoryExport>;
   /** Removes all of `owner`'s memory from the store and records who erased it (an audit record, not memory). */
-  erase(owner: string, by: string): Promise<void>;
+  erase(owner: string, by: string): Promise<MemoryErased>;
+}
+
+/** What an erase leaves behind (not memory): who erased whose memory, when, and how much of it there was. */
+export const MemoryAuditRecordSchema = z.object({
+  type: z.literal('memoryErased'),
+  at: z.string(),
+  /** The principal that erased it (its name; `anonymous` without credentials). */
+  by: z.string(),
+  owner: z.string(),
+  items: z.number().int(),
+  profile: z.boolean(),
+});
+export type MemoryAuditRecord = z.infer<typeof MemoryAuditRecordSchema>;
+
+/** The audit log of erasures, beside the memory logs (a JSONL file, a Redis list, or memory); append-only. */
+export interface MemoryAuditLog {
+  /** Resolves once `record` is durable. */
+  record(record: MemoryAuditRecord): Promise<void>;
+  /** Every record, oldest first. */
+  read(): Promise<MemoryAuditRecord[]>;
+}
+
+/** How much an erase removed. */
+export interface MemoryErased {
+  items: number;
+  profile: boolean;
 }

@@ -1,0 +1,118 @@
+/**
+ * The memory service (MemoryService, types.ts): what the REST routes and the model's tools use. It reads the owner's
+ * log and folds it on every call (no cache: instances sharing a Redis see each other's writes at once), and appends.
+ * - `save` and `setProfile` check their input (INVALID_REQUEST with `details.field`): an item's text is 1 to
+ *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`.
+ * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is.
+ * - `erase` removes the owner's log from the store, then appends an audit record (who, whose, when, how much).
+ * - Nothing here logs an item's or a profile's text.
+ */
+import type { Clock, IdSource } from '../clock.ts';
+import { isoNow } from '../clock.ts';
+import type { MemoryConfig } from '../config/index.ts';
+import { AppError } from '../errors/index.ts';
+import { foldMemory, newestFirst, type MemoryState } from './fold.ts';
+import { searchItems } from './search.ts';
+import {
+  SHARED_OWNER,
+  type MemoryAuditLog,
+  type MemoryEvent,
+  type MemoryItem,
+  type MemoryLogStore,
+  type MemoryService,
+} from './types.ts';
+
+export const MEMORY_ITEM_MAX_CHARS = 4000;
+export const MEMORY_TAGS_MAX = 20;
+export const MEMORY_TAG_MAX_CHARS = 64;
+
+export interface MemoryServiceDeps {
+  store: MemoryLogStore;
+  audit: MemoryAuditLog;
+  config: Pick<NonNullable<MemoryConfig>, 'profileMaxChars' | 'searchLimit'>;
+  clock: Clock;
+  /** Item ids: unique across instances and restarts. */
+  ids: IdSource;
+}
+
+const invalid = (field: string, message: string, details: Record<string, unknown> = {}) =>
+  new AppError('INVALID_REQUEST', message, { field, ...details });
+
+function checkItem(text: string, tags: readonly string[]): void {
+  if (text.trim() === '') throw invalid('text', 'A memory item needs some text');
+  if (text.length > MEMORY_ITEM_MAX_CHARS)
+    throw invalid(
+      'text',
+      `A memory item holds at most ${MEMORY_ITEM_MAX_CHARS} characters (this one: ${text.length})`,
+      {
+        limit: MEMORY_ITEM_MAX_CHARS,
+      },
+    );
+  if (tags.length > MEMORY_TAGS_MAX)
+    throw invalid('tags', `A memory item has at most ${MEMORY_TAGS_MAX} tags`, { limit: MEMORY_TAGS_MAX });
+  if (tags.some((t) => t.trim() === '' || t.length > MEMORY_TAG_MAX_CHARS))
+    throw invalid('tags', `A tag is 1 to ${MEMORY_TAG_MAX_CHARS} characters`, { limit: MEMORY_TAG_MAX_CHARS });
+}
+
+export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
+  const { store, audit, config, clock, ids } = deps;
+  const stateOf = async (owner: string): Promise<MemoryState> => foldMemory(await store.read(owner));
+  const append = (owner: string, ...events: MemoryEvent[]) => store.append(owner, events);
+  return {
+    list: async (owner) => newestFirst(await stateOf(owner)),
+    async save(owner, input) {
+      const tags = input.tags ?? [];
+      checkItem(input.text, tags);
+      const at = isoNow(clock);
+      const item: MemoryItem = {
+        id: ids(),
+        text: input.text,
+        tags: [...new Set(tags)],
+        ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
+        ...(input.turnId !== undefined && { turnId: input.turnId }),
+        createdAt: at,
+        updatedAt: at,
+      };
+      await append(owner, { type: 'itemSaved', at, item });
+      return item;
+    },
+    async forget(owner, id) {
+      if (!(await stateOf(owner)).items.has(id)) return false;
+      await append(owner, { type: 'itemForgotten', at: isoNow(clock), id });
+      return true;
+    },
+    async search(owner, query, limit = config.searchLimit) {
+      const own = newestFirst(await stateOf(owner)).map((item) => ({ item, shared: false }));
+      const shared =
+        owner === SHARED_OWNER ? [] : newestFirst(await stateOf(SHARED_OWNER)).map((item) => ({ item, shared: true }));
+      return searchItems([...own, ...shared], query, limit);
+    },
+    profile: async (owner) => (await stateOf(owner)).profile,
+    async setProfile(owner, text, origin = {}) {
+      if (text.length > config.profileMaxChars)
+        throw invalid(
+          'text',
+          `The profile is ${text.length} characters; memory.profileMaxChars allows ${config.profileMaxChars}: keep what matters most and shorten the rest`,
+          { limit: config.profileMaxChars, length: text.length },
+        );
+      await append(owner, {
+        type: 'profileSet',
+        at: isoNow(clock),
+        text,
+        ...(origin.sessionId !== undefined && { sessionId: origin.sessionId }),
+        ...(origin.turnId !== undefined && { turnId: origin.turnId }),
+      });
+    },
+    async export(owner) {
+      const state = await stateOf(owner);
+      return { owner, exportedAt: isoNow(clock), profile: state.profile, items: newestFirst(state) };
+    },
+    async erase(owner, by) {
+      const state = await stateOf(owner);
+      const erased = { items: state.items.size, profile: state.profile !== '' };
+      await store.erase(owner);
+      await audit.record({ type: 'memoryErased', at: isoNow(clock), by, owner, ...erased });
+      return erased;
+    },
+  };
+}
