@@ -13,6 +13,7 @@ import type { MemoryConfig } from '../config/index.ts';
 import { AppError } from '../errors/index.ts';
 import { foldMemory, newestFirst, type MemoryState } from './fold.ts';
 import { searchItems } from './search.ts';
+import type { SemanticSearch } from './embeddings.ts';
 import {
   SHARED_OWNER,
   type MemoryAuditLog,
@@ -33,6 +34,8 @@ export interface MemoryServiceDeps {
   clock: Clock;
   /** Item ids: unique across instances and restarts. */
   ids: IdSource;
+  /** Semantic search beside full text (`memory.embeddings`, embeddings.ts): items embedded as saved, hybrid ranking. */
+  semantic?: SemanticSearch | undefined;
 }
 
 const invalid = (field: string, message: string, details: Record<string, unknown> = {}) =>
@@ -73,7 +76,8 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
         createdAt: at,
         updatedAt: at,
       };
-      await append(owner, { type: 'itemSaved', at, item });
+      const embedded = await deps.semantic?.embedItem(item);
+      await append(owner, { type: 'itemSaved', at, item }, ...(embedded ? [embedded] : []));
       return item;
     },
     async forget(owner, id) {
@@ -82,6 +86,10 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       return true;
     },
     async search(owner, query, limit = config.searchLimit) {
+      if (deps.semantic) {
+        const shared = owner === SHARED_OWNER ? undefined : await stateOf(SHARED_OWNER);
+        return deps.semantic.search(owner, await stateOf(owner), shared, query, limit);
+      }
       const own = newestFirst(await stateOf(owner)).map((item) => ({ item, shared: false }));
       const shared =
         owner === SHARED_OWNER ? [] : newestFirst(await stateOf(SHARED_OWNER)).map((item) => ({ item, shared: true }));
