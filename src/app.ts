@@ -223,6 +223,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       mode,
       faces,
       schedules: scheduler,
+      memory,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).

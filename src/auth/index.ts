@@ -3,4 +3,11 @@ export * from './principal.ts';
 export { createPrincipals, fixedPrincipals, type AuthInput, type Principals } from './principals.ts';
 export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
-export { LOCAL_SESSIONS, sessionAccess, sessionIdOf, sessionNotFound, type SessionAccess } from './ownership.ts';
+export {
+  checkOwnerNamed,
+  LOCAL_SESSIONS,
+  sessionAccess,
+  sessionIdOf,
+  sessionNotFound,
+  type SessionAccess,
+} from './ownership.ts';

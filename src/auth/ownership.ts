@@ -51,6 +51,19 @@ export function namespaceRange(owner: string): KeyRange {
   return { from: start, below: `${start.slice(0, -1)}\u0001` };
 }
 
+/**
+ * The `?owner=` rule of every route that names whose data it reaches (sessions, memory): only an admin may name an
+ * owner other than its own (`own`); anyone else is refused FORBIDDEN before anything is read.
+ */
+export function checkOwnerNamed(principal: Principal, owner: string | undefined, own: string, what: string): void {
+  if (owner !== undefined && owner !== own && !hasScope(principal, 'admin'))
+    throw new AppError('FORBIDDEN', `Only an admin principal may name the owner of ${what}`, {
+      scope: 'admin',
+      principal: principal.name,
+      field: 'owner',
+    });
+}
+
 /** The sessions `principal` (calling from `ip`) reaches. */
 export function sessionAccess(principal: Principal, ip: string, options: OwnershipOptions): SessionAccess {
   const admin = hasScope(principal, 'admin');
@@ -61,13 +74,7 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
     // Admin principals are trusted with any number; anonymous callers are capped even when they hold every scope (no auth).
     quota: admin && principal.via !== 'anonymous' ? undefined : { holder, limit: options.sessionsPerPrincipal },
     key(id, owner) {
-      if (owner !== undefined && owner !== own && !admin) {
-        throw new AppError('FORBIDDEN', 'Only an admin principal may name the owner of a session', {
-          scope: 'admin',
-          principal: principal.name,
-          field: 'owner',
-        });
-      }
+      checkOwnerNamed(principal, owner, own, 'a session');
       const namespace = owner ?? own;
       return sessionKey(namespace === '' ? undefined : namespace, id);
     },

@@ -14,6 +14,7 @@ export const ERROR_TABLE = {
   SESSION_NOT_FOUND: { status: 404, rpc: -32602 },
   ELICITATION_NOT_FOUND: { status: 404, rpc: -32602 },
   SCHEDULE_NOT_FOUND: { status: 404, rpc: -32602 },
+  MEMORY_ITEM_NOT_FOUND: { status: 404, rpc: -32602 },
   APPROVAL_ALREADY_RESOLVED: { status: 409, rpc: -32600 },
   ELICITATION_ALREADY_RESOLVED: { status: 409, rpc: -32600 },
   RATE_LIMIT_EXCEEDED: { status: 429, rpc: -32000 },

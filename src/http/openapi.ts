@@ -147,7 +147,11 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
       )),
     ...(raw && requestBody(true, raw.mediaType, { type: 'string', description: raw.description }, raw.example)),
     responses: {
-      200: { description: 'Success', headers: RATE_HEADERS, content: success },
+      [route.created ? 201 : 200]: {
+        description: route.created ? 'Created' : 'Success',
+        headers: RATE_HEADERS,
+        content: success,
+      },
       ...errorResponses([...ADMISSION, ...(keyed ? (['UNAUTHORIZED'] as const) : []), ...(doc.errors ?? [])]),
     },
     ...(scope !== 'public' && { 'x-scope': rules.need(scope) }),

@@ -65,6 +65,8 @@ export interface Route {
   rawBody?: RawBody;
   /** The scope a caller needs (default `chat`; src/auth/principal.ts). */
   scope?: RouteScope;
+  /** Success is `201 Created` (the handler answers it), as the OpenAPI document says; default 200. */
+  created?: true;
   /**
    * A health or readiness probe: never rate-limited. A served probe takes no point of the caller's window (its
    * X-RateLimit-* report the window as it is); a refused one counts like any request (src/http/admission.ts).

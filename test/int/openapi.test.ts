@@ -68,6 +68,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/{sessionId}/questions/{id}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
   'POST /api/schedules': { id: 'contract-schedule', cron: '0 3 1 1 *', message: 'Yearly' },
+  'POST /api/memory': { text: 'Saved by the contract test', tags: ['contract'] },
+  'PUT /api/memory/profile': { text: 'The contract test' },
   'PATCH /api/schedules/{id}': { paused: true },
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
@@ -89,11 +91,15 @@ const onOneTask = (key: string) => /^\w+ \/a2a\/rest\/tasks\/\{id\}/.test(key);
 /** Query strings of the operations that need one. */
 const QUERIES: Record<string, string> = {
   'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1',
+  // Another owner's item (the admin names it): the caller's own memory is erased by `DELETE /api/memory` before.
+  'DELETE /api/memory/{id}': '?owner=contract',
 };
 /** Resources and prompts are asked of server-everything (the echo fixture offers none). */
 const FEATURE_VALUES: Record<string, string> = { serverId: 'everything', promptName: 'args-prompt' };
 /** A principal's sign-in is asked of an OAuth-protected server each principal signs in to. */
 const SIGN_IN_VALUES: Record<string, string> = { serverId: 'personal' };
+/** The memory item forgotten: one of the owner `contract` (saved before the requests). */
+const MEMORY_VALUES: Record<string, string> = {};
 /** The schedule the POST made. */
 const SCHEDULE_VALUES: Record<string, string> = { id: 'contract-schedule' };
 /** Bodies that are not JSON, with their media type (an NDJSON import). */
@@ -178,6 +184,7 @@ describe('OpenAPI document', () => {
     svc = await injectApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN }, limits: { rest: { points: 10_000 } } },
+        memory: {},
         mcpServers: {
           echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] },
           everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] },
@@ -289,7 +296,11 @@ describe('OpenAPI document', () => {
       Object.fromEntries(
         Object.keys(answers).map((k) => [
           k,
-          k === 'POST /api/connect-server' || k === 'POST /api/connect-a2a-agent' ? 500 : 200,
+          k === 'POST /api/connect-server' || k === 'POST /api/connect-a2a-agent'
+            ? 500
+            : k === 'POST /api/memory'
+              ? 201
+              : 200,
         ]),
       ),
     );
@@ -302,6 +313,12 @@ describe('OpenAPI document', () => {
     QUESTION_VALUES.id = await pendingCall(svc.request, 'questions');
     ELICITATION_VALUES.id = await pendingQuestion(svc.request, 'asking');
     CLIENT_TOOL_VALUES.callId = await pendingClientCall(svc.request, CLIENT_TOOL_VALUES.sessionId!);
+    const saved = await svc.request('/api/memory?owner=contract', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ text: 'To forget' }),
+    });
+    MEMORY_VALUES.id = ((await saved.json()) as { item: { id: string } }).item.id;
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
@@ -327,7 +344,9 @@ describe('OpenAPI document', () => {
                   ? SIGN_IN_VALUES
                   : path.startsWith('/api/schedules/')
                     ? SCHEDULE_VALUES
-                    : {};
+                    : path.startsWith('/api/memory/')
+                      ? MEMORY_VALUES
+                      : {};
       const values = { ...PATH_VALUES, ...special };
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         name === 'file'
@@ -350,9 +369,12 @@ describe('OpenAPI document', () => {
         headers: { Authorization: `Bearer ${ADMIN}`, ...(body && { 'Content-Type': body.type }) },
         ...(body && { body: body.text }),
       });
-      expect(res.status, `${key}: ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
+      const success = op.responses['201'] ? '201' : '200';
+      expect(String(res.status), `${key}: ${String(res.status) === success ? '' : await res.clone().text()}`).toBe(
+        success,
+      );
       expect(res.headers.get('x-ratelimit-limit'), key).toMatch(/^\d+$/);
-      const [type, { schema }] = Object.entries(op.responses['200']!.content!)[0]!;
+      const [type, { schema }] = Object.entries(op.responses[success]!.content!)[0]!;
       expect(res.headers.get('content-type'), key).toContain(type);
       if (type !== 'application/json') continue;
       const json: unknown = await res.json();

@@ -7,6 +7,7 @@
 import { pino } from 'pino';
 import { createScheduler } from '../../src/schedules/index.ts';
 import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { createMemoryService, memoryStoresOf } from '../../src/memory/index.ts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TurnWaiter } from '../../src/agent/follow/turn-waiter.ts';
@@ -144,7 +145,14 @@ const schedules = createScheduler({
   clock: { now: () => Date.parse(at) },
   log: pino({ level: 'silent' }),
 });
-const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' } });
+const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' }, memory: {} });
+/** Memory in memory: the POST saves the item (`item-1`) the DELETE of one item forgets. */
+const memory = createMemoryService({
+  ...memoryStoresOf(config.storage, pino({ level: 'silent' }), undefined),
+  config: config.memory!,
+  clock: { now: () => Date.parse(at) },
+  ids: () => 'item-1',
+});
 const routes = createRoutes({
   version: '1.0.0',
   engine: 'node',
@@ -156,6 +164,7 @@ const routes = createRoutes({
   ids: () => 'id',
   metrics: createMetrics(),
   schedules,
+  memory,
 });
 
 /** The JSON routes: no other content type (the OpenAPI document, served as the text it builds, is a page route). */
@@ -176,6 +185,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },
   'PUT /api/mcp/servers/:serverId/roots': { roots: ['file:///srv'] },
+  'POST /api/memory': { text: 'Prefers short answers', tags: ['style'] },
+  'PUT /api/memory/profile': { text: 'Alex' },
   'POST /api/webhooks': { url: 'http://127.0.0.1:9/hook', events: ['turn.completed'], secret: WHSEC },
 };
 /** Bodies of the routes that take raw bytes (an NDJSON import). */
@@ -199,6 +210,7 @@ const request = (route: Route): RequestContext => ({
     promptName: 'p',
     webhookId: 'hook',
     ...(route.path.startsWith('/api/schedules') && { id: 'nightly' }),
+    ...(route.path.startsWith('/api/memory') && { id: 'item-1' }),
   },
   query: new URLSearchParams('since=0&uri=demo://a'),
   headers: {},

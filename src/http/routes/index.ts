@@ -5,6 +5,7 @@ import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { memoryRoutes, type MemoryRoutesDeps } from './memory-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
 import { familyRoutes } from './question-family-routes.ts';
@@ -19,7 +20,8 @@ import { webhookRoutes } from './webhook-routes.ts';
 export type RoutesDeps = ServiceInfo &
   AgentRoutesDeps &
   SessionTransferRoutesDeps &
-  ScheduleRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp'; faces?: readonly FaceMount[] };
+  ScheduleRoutesDeps &
+  MemoryRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp'; faces?: readonly FaceMount[] };
 
 /** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({
@@ -40,6 +42,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
     ...scheduleRoutes(deps),
+    ...memoryRoutes(deps),
     ...questionRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),

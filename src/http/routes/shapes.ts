@@ -23,6 +23,7 @@ import {
 } from '../../conversation/records.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 import { deliveryRecord, webhookRecord } from '../../webhooks/messages.ts';
+import { MemoryItemSchema, SHARED_OWNER } from '../../memory/index.ts';
 
 /** A schedule as `/api/schedules` shows it (src/config/schedules-schema.ts, and whose and where from). */
 const scheduleRecord = z.looseObject({
@@ -46,6 +47,16 @@ const scheduleRun = z.object({
 });
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
+
+/** A search hit of /api/memory (src/memory/types.ts). */
+const memoryHit = z.object({
+  item: MemoryItemSchema,
+  score: z.number().describe('Higher is better'),
+  shared: z.boolean().describe(`From the shared scope (${SHARED_OWNER})`),
+});
+/** A memory route's answer: whose memory it reached, and what. */
+const ofMemory = <S extends z.ZodRawShape>(shape: S) =>
+  withTimestamp({ success: z.literal(true), owner: z.string().describe('Whose memory'), ...shape });
 
 /** The health answer's agent status: the agent's own (`ready`, `degraded`), or `starting` before start-up is done. */
 const agentStatus = z.enum(['starting', ...agentHealth.options.map((o) => o.shape.status.value)]);
@@ -113,6 +124,24 @@ export const RESPONSES = {
   schedules: withTimestamp({ success: z.literal(true), schedules: z.array(scheduleRecord) }),
   scheduleDeleted: withTimestamp({ success: z.literal(true), deleted: z.boolean() }),
   scheduleRuns: withTimestamp({ success: z.literal(true), runs: z.array(scheduleRun) }),
+  memory: ofMemory({
+    profile: z.string().describe('The working-memory profile ("" when none)'),
+    items: z.array(MemoryItemSchema).optional().describe('Without `q`: every item, newest first'),
+    hits: z.array(memoryHit).optional().describe('With `q`: the best matches, best first'),
+  }),
+  memoryItem: ofMemory({ item: MemoryItemSchema }),
+  memoryProfile: ofMemory({ profile: z.string() }),
+  memoryForgotten: ofMemory({ id: z.string(), deleted: z.literal(true) }),
+  memoryErased: ofMemory({
+    erased: z.object({ items: z.number().int(), profile: z.boolean() }).describe('What was removed from the store'),
+  }),
+  /** The download of `GET /api/memory/export` (MemoryExport): no envelope. */
+  memoryExport: z.object({
+    owner: z.string(),
+    exportedAt: z.string(),
+    profile: z.string(),
+    items: z.array(MemoryItemSchema),
+  }),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),

@@ -1,0 +1,156 @@
+/**
+ * `/api/memory`: a principal's memory as people see it (docs/memory.md): its items and profile, search, save,
+ * forget, export and erase. Scope `chat`; each call reaches the caller's own memory, or (admin only, `?owner=`, the
+ * rule of the session routes) another owner's: `?owner=@shared` is how an admin writes the shared scope, `?owner=`
+ * (empty) the memory of no principal. With memory off (no `memory:` in the agent file) every route answers
+ * 503 SERVICE_UNAVAILABLE, `details.reason: "memory_off"`.
+ */
+import { z } from 'zod';
+import { checkOwnerNamed, type Principal } from '../../auth/index.ts';
+import type { Clock } from '../../clock.ts';
+import { AppError } from '../../errors/index.ts';
+import { memoryOwnerOf, SHARED_OWNER, UNNAMED_OWNER, type MemoryService } from '../../memory/index.ts';
+import { ownerSchema } from '../frames.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { parseInput } from '../validate.ts';
+import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
+
+export interface MemoryRoutesDeps {
+  clock: Clock;
+  /** Absent: memory is off. */
+  memory?: MemoryService | undefined;
+}
+
+const ownerQuery = z.object({
+  owner: ownerSchema
+    .regex(/^[^\p{Cc}]*$/u, 'must not hold control characters')
+    .optional()
+    .describe(
+      `Admin only: whose memory ("${SHARED_OWNER}": the shared scope every principal's agent reads; "": no principal's); default: the caller's own`,
+    ),
+});
+const listQuery = ownerQuery.extend({
+  q: z.string().min(1).max(1000).optional().describe('Search: the ranked items (own and shared) matching these words'),
+});
+const itemBody = z.strictObject({
+  text: z.string().min(1).describe('The fact to remember'),
+  tags: z.array(z.string()).optional().describe('Words to find it by'),
+});
+const profileBody = z.strictObject({
+  text: z.string().describe('The whole profile (working memory; "" clears it), at most `memory.profileMaxChars`'),
+});
+/** Whose memory a call reaches: the caller's, or (admin only) the one `?owner=` names. */
+function ownerOf(principal: Principal, named: string | undefined): string {
+  const owner = named === undefined ? undefined : named === '' ? UNNAMED_OWNER : named;
+  const own = memoryOwnerOf(principal.owner);
+  checkOwnerNamed(principal, owner, own, 'memory');
+  return owner ?? own;
+}
+
+const idParams = (params: Record<string, string>) => ({
+  id: parseInput(z.string().min(1).max(200), params.id, 'memory item id'),
+});
+
+export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {
+  const reply = createReply(deps.clock);
+  const memory = (): MemoryService => {
+    if (!deps.memory)
+      throw new AppError('SERVICE_UNAVAILABLE', 'Memory is off: add `memory:` to the agent file (docs/memory.md)', {
+        reason: 'memory_off',
+      });
+    return deps.memory;
+  };
+  const errors = ['FORBIDDEN', 'INVALID_REQUEST', 'SERVICE_UNAVAILABLE'] as const;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/memory',
+      summary: "The caller's memory: its items, newest first, and its profile; `?q=` searches (own and shared items)",
+      query: listQuery,
+      response: RESPONSES.memory,
+      errors: [...errors],
+      async handler({ query, principal }) {
+        const owner = ownerOf(principal, query.owner);
+        const { profile, items } = await memory().export(owner);
+        if (query.q !== undefined)
+          return reply({ success: true as const, owner, profile, hits: await memory().search(owner, query.q) });
+        return reply({ success: true as const, owner, profile, items });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/memory',
+      summary: "Save an item to the caller's memory",
+      created: true,
+      query: ownerQuery,
+      body: itemBody,
+      example: { text: 'Prefers answers in French', tags: ['language'] },
+      response: RESPONSES.memoryItem,
+      errors: ['MISSING_FIELD', ...errors],
+      async handler({ query, body, principal }) {
+        const owner = ownerOf(principal, query.owner);
+        const item = await memory().save(owner, { text: body.text, ...(body.tags && { tags: body.tags }) });
+        return { status: 201, ...reply({ success: true as const, owner, item }) };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/memory/profile',
+      summary: "Replace the caller's profile (working memory, put into each new turn's system prompt)",
+      query: ownerQuery,
+      body: profileBody,
+      example: { text: 'Alex, a baker in Lyon; prefers short answers' },
+      response: RESPONSES.memoryProfile,
+      errors: ['MISSING_FIELD', ...errors],
+      async handler({ query, body, principal }) {
+        const owner = ownerOf(principal, query.owner);
+        await memory().setProfile(owner, body.text);
+        return reply({ success: true as const, owner, profile: body.text });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/memory/export',
+      summary: "The caller's memory as a JSON download (profile and items)",
+      query: ownerQuery,
+      response: RESPONSES.memoryExport,
+      errors: [...errors],
+      async handler({ query, principal }) {
+        const exported = await memory().export(ownerOf(principal, query.owner));
+        const headers = {
+          'Content-Disposition': 'attachment; filename="agentd-memory.json"',
+          'Cache-Control': 'no-store',
+        };
+        return { headers, body: exported };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/memory/:id',
+      summary: "Forget one item of the caller's memory",
+      params: idParams,
+      query: ownerQuery,
+      response: RESPONSES.memoryForgotten,
+      errors: ['MEMORY_ITEM_NOT_FOUND', ...errors],
+      async handler({ params, query, principal }) {
+        const owner = ownerOf(principal, query.owner);
+        if (!(await memory().forget(owner, params.id)))
+          throw new AppError('MEMORY_ITEM_NOT_FOUND', `No memory item "${params.id}"`, { id: params.id });
+        return reply({ success: true as const, owner, id: params.id, deleted: true as const });
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/memory',
+      summary: "Erase the caller's whole memory from the store (an audit record says who, whose and when)",
+      query: ownerQuery,
+      response: RESPONSES.memoryErased,
+      errors: [...errors],
+      async handler({ query, principal }) {
+        const owner = ownerOf(principal, query.owner);
+        return reply({ success: true as const, owner, erased: await memory().erase(owner, principal.name) });
+      },
+    }),
+  ];
+}
