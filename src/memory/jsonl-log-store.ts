@@ -5,13 +5,15 @@
  *   folder) before it resolves. Appends and erases of one owner run in call order.
  * - A line counts once its newline is written: a torn last line is skipped, and the next append starts on a new line.
  * - `erase` unlinks the owner's file (the folder is synced): the memory is gone from disk, not hidden.
+ * - A failure of the disk rejects with SERVICE_UNAVAILABLE (`reason: "storage"`, the errno as `cause`).
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { dirMaker, isMissing, NL, syncPath } from '../store/jsonl-file.ts';
+import { dirMaker, errno, isMissing, NL, syncPath } from '../store/jsonl-file.ts';
 import {
   MemoryAuditRecordSchema,
   MemoryEventSchema,
@@ -75,11 +77,17 @@ async function readLines<S extends z.ZodType>(path: string, schema: S, log: Logg
   return parsed;
 }
 
-/** Runs each owner's operations one after another, in call order. */
+const unavailable = (err: unknown): never => {
+  if (isAppError(err)) throw err;
+  const cause = errno(err) ?? 'error';
+  throw new AppError('SERVICE_UNAVAILABLE', `The memory store (disk) failed: ${cause}`, { reason: 'storage', cause });
+};
+
+/** Runs each owner's operations one after another, in call order; a disk failure rejects as `unavailable` says. */
 function perOwnerQueue() {
   const tails = new Map<string, Promise<unknown>>();
   return <T>(owner: string, run: () => Promise<T>): Promise<T> => {
-    const next = (tails.get(owner) ?? Promise.resolve()).then(run, run);
+    const next = (tails.get(owner) ?? Promise.resolve()).then(run, run).catch(unavailable);
     const tail = next.catch(() => undefined);
     tails.set(owner, tail);
     void tail.then(() => {
@@ -130,6 +138,6 @@ export function createJsonlMemoryAuditLog(dir: string, log: Logger): MemoryAudit
         await makeDir();
         await appendLines(file, [JSON.stringify(record)], dir);
       }),
-    read: () => readLines(file, MemoryAuditRecordSchema, log),
+    read: () => readLines(file, MemoryAuditRecordSchema, log).catch(unavailable),
   };
 }

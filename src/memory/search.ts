@@ -1,6 +1,6 @@
 /**
  * Ranked full-text search of memory items (MiniSearch, in process: no extra service). Each search indexes the items
- * it is given, which are few per owner; terms match by prefix and, from four letters on, with small typos.
+ * it is given, which are few per owner; terms of three letters and more match by prefix, from four on with small typos.
  */
 import MiniSearch from 'minisearch';
 import type { MemoryHit, MemoryItem } from './types.ts';
@@ -18,7 +18,7 @@ export function searchItems(items: readonly SearchableItem[], query: string, lim
     idField: 'key',
     fields: ['text', 'tags'],
     searchOptions: {
-      prefix: true,
+      prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 4 ? 0.2 : false),
       boost: { tags: 2 },
       combineWith: 'OR',

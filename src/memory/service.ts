@@ -3,20 +3,25 @@
  * log and folds it on every call (no cache: instances sharing a Redis see each other's writes at once), and appends.
  * - `save` and `setProfile` check their input (INVALID_REQUEST with `details.field`): an item's text is 1 to
  *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`.
- * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is.
+ * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is: by full
+ *   text, fused with semantic similarity when an `embedder` is given (hybrid.ts); an embedder that fails leaves full
+ *   text alone. `save` stores the item's embedding beside it (`itemEmbedded`); an item whose embedding failed is
+ *   found by its text only.
  * - `erase` removes the owner's log from the store, then appends an audit record (who, whose, when, how much).
  * - Nothing here logs an item's or a profile's text.
  */
 import type { Clock, IdSource } from '../clock.ts';
 import { isoNow } from '../clock.ts';
 import type { MemoryConfig } from '../config/index.ts';
-import { AppError } from '../errors/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
 import { foldMemory, newestFirst, type MemoryState } from './fold.ts';
+import { fuse, semanticRanking } from './hybrid.ts';
 import { searchItems } from './search.ts';
-import type { SemanticSearch } from './embeddings.ts';
 import {
   SHARED_OWNER,
   type MemoryAuditLog,
+  type MemoryEmbedder,
   type MemoryEvent,
   type MemoryItem,
   type MemoryLogStore,
@@ -34,8 +39,10 @@ export interface MemoryServiceDeps {
   clock: Clock;
   /** Item ids: unique across instances and restarts. */
   ids: IdSource;
-  /** Semantic search beside full text (`memory.embeddings`, embeddings.ts): items embedded as saved, hybrid ranking. */
-  semantic?: SemanticSearch | undefined;
+  /** Semantic search (`memory.embeddings`); absent: full text only. */
+  embedder?: MemoryEmbedder | undefined;
+  /** Where a failed embedding is reported (never with a text). */
+  log?: Logger | undefined;
 }
 
 const invalid = (field: string, message: string, details: Record<string, unknown> = {}) =>
@@ -58,9 +65,33 @@ function checkItem(text: string, tags: readonly string[]): void {
 }
 
 export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
-  const { store, audit, config, clock, ids } = deps;
+  const { store, audit, config, clock, ids, embedder } = deps;
   const stateOf = async (owner: string): Promise<MemoryState> => foldMemory(await store.read(owner));
   const append = (owner: string, ...events: MemoryEvent[]) => store.append(owner, events);
+  /** Whether the last embeddings call failed: one warning per failure streak. */
+  let failing = false;
+  /** The embeddings of `texts`, or undefined when the provider failed (reported once per streak). */
+  const embed = async (embedding: MemoryEmbedder, texts: string[]): Promise<number[][] | undefined> => {
+    try {
+      const vectors = await embedding.embed(texts);
+      if (failing) deps.log?.info({ model: embedding.model }, 'memory: embeddings answer again');
+      failing = false;
+      return vectors;
+    } catch (err) {
+      if (!failing)
+        deps.log?.warn({ model: embedding.model, err: messageOf(err) }, 'memory: embeddings failed; full text only');
+      failing = true;
+      return undefined;
+    }
+  };
+  /** An owner's items (newest first) as search candidates, with their vectors of the embedder's model. */
+  const candidates = async (owner: string, shared: boolean) => {
+    const state = await stateOf(owner);
+    return newestFirst(state).map((item) => {
+      const stored = state.vectors.get(item.id);
+      return { item, shared, vector: stored?.model === embedder?.model ? stored?.vector : undefined };
+    });
+  };
   return {
     list: async (owner) => newestFirst(await stateOf(owner)),
     async save(owner, input) {
@@ -76,8 +107,10 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
         createdAt: at,
         updatedAt: at,
       };
-      const embedded = await deps.semantic?.embedItem(item);
-      await append(owner, { type: 'itemSaved', at, item }, ...(embedded ? [embedded] : []));
+      await append(owner, { type: 'itemSaved', at, item });
+      const vector = embedder && (await embed(embedder, [item.text]))?.[0];
+      if (embedder && vector)
+        await append(owner, { type: 'itemEmbedded', at: isoNow(clock), id: item.id, model: embedder.model, vector });
       return item;
     },
     async forget(owner, id) {
@@ -86,14 +119,14 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       return true;
     },
     async search(owner, query, limit = config.searchLimit) {
-      if (deps.semantic) {
-        const shared = owner === SHARED_OWNER ? undefined : await stateOf(SHARED_OWNER);
-        return deps.semantic.search(owner, await stateOf(owner), shared, query, limit);
-      }
-      const own = newestFirst(await stateOf(owner)).map((item) => ({ item, shared: false }));
-      const shared =
-        owner === SHARED_OWNER ? [] : newestFirst(await stateOf(SHARED_OWNER)).map((item) => ({ item, shared: true }));
-      return searchItems([...own, ...shared], query, limit);
+      const all = [
+        ...(await candidates(owner, false)),
+        ...(owner === SHARED_OWNER ? [] : await candidates(SHARED_OWNER, true)),
+      ];
+      const semantic = query.trim() !== '' && all.some((c) => c.vector);
+      const queryVector = embedder && semantic ? (await embed(embedder, [query]))?.[0] : undefined;
+      if (!queryVector) return searchItems(all, query, limit);
+      return fuse(searchItems(all, query, Infinity), semanticRanking(all, queryVector), limit);
     },
     profile: async (owner) => (await stateOf(owner)).profile,
     async setProfile(owner, text, origin = {}) {

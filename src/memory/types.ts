@@ -123,3 +123,12 @@ export interface MemoryErased {
   items: number;
   profile: boolean;
 }
+
+/**
+ * Semantic search's port (`memory.embeddings`; the provider's embeddings API, src/memory/embeddings.ts): one vector
+ * per text, by `model`. Rejects when the provider fails: memory then ranks by full text alone.
+ */
+export interface MemoryEmbedder {
+  readonly model: string;
+  embed(texts: readonly string[]): Promise<number[][]>;
+}

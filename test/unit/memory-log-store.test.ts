@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppError } from '../../src/errors/index.ts';
 import { closeRedisConnection, createRedisConnection } from '../../src/redis/index.ts';
 import { MEMORY_AUDIT_FILE, MEMORY_DIR, memoryFileName, memoryKey, memoryStoresOf } from '../../src/memory/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
@@ -103,5 +104,19 @@ describe.skipIf(!hasRedisServer())('redis', () => {
       reopen: async () => memoryStoresOf(storage, log, await connect()),
       leftOf: async (owner) => (await probe.exists(memoryKey(keyPrefix, owner))) > 0,
     };
+  });
+});
+
+describe('jsonl memory store on a failing disk', () => {
+  it('rejects with SERVICE_UNAVAILABLE naming the errno, never the path or a text', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, MEMORY_DIR), 'a file where the folder belongs');
+    const { store } = jsonl(dir);
+    const failed = await store.append('alice', [saved('a1', 'Alice drinks tea')]).then(
+      () => undefined,
+      (e: unknown) => e as AppError,
+    );
+    expect(failed).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'storage', cause: 'EEXIST' } });
+    expect(failed?.message).not.toMatch(/tea|agentd-memory/);
   });
 });

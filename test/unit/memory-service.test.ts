@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/index.ts';
 import { createMemoryService, memoryStoresOf, SHARED_OWNER } from '../../src/memory/index.ts';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 
 const T = Date.parse('2026-11-27T09:00:00.000Z');
 
@@ -101,5 +101,101 @@ describe('memory service', () => {
     expect(await audit.read()).toEqual([
       { type: 'memoryErased', at: expect.any(String), by: 'root', owner: 'alice', items: 1, profile: true },
     ]);
+  });
+});
+
+/** Words of one meaning share a dimension: a model that knows "feline" is "cat" (and fails when told to). */
+function fakeEmbedder(model = 'fake-embed') {
+  const meanings = [
+    ['cat', 'feline', 'miso'],
+    ['tea', 'drink'],
+    ['lyon', 'city', 'france'],
+  ];
+  const state = { failing: false, calls: 0 };
+  return {
+    state,
+    embedder: {
+      model,
+      embed: (texts: readonly string[]) => {
+        state.calls++;
+        if (state.failing) return Promise.reject(new Error('HTTP 503 from the embeddings API'));
+        return Promise.resolve(
+          texts.map((text) => {
+            const words = text.toLowerCase().split(/\W+/);
+            return meanings.map((m) => words.filter((w) => m.includes(w)).length);
+          }),
+        );
+      },
+    },
+  };
+}
+
+function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) {
+  let n = 0;
+  const warnings: unknown[] = [];
+  const log = { warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
+  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
+  const memory = createMemoryService({
+    ...stores,
+    config: { profileMaxChars: 100, searchLimit: 5 },
+    clock: { now: () => T },
+    ids: () => `m${++n}`,
+    embedder,
+    log,
+  });
+  return { memory, warnings, ...stores };
+}
+
+describe('memory service with embeddings', () => {
+  it("stores each item's vector beside it and finds by meaning as well as by words", async () => {
+    const { embedder } = fakeEmbedder();
+    const { memory, store } = semanticSubject(embedder);
+    await memory.save('alice', { text: 'Alice has a cat named Miso' });
+    await memory.save('alice', { text: 'Alice lives in Lyon' });
+    await memory.save(SHARED_OWNER, { text: 'Tea is in the kitchen' });
+    expect((await store.read('alice')).map((e) => e.type)).toEqual([
+      'itemSaved',
+      'itemEmbedded',
+      'itemSaved',
+      'itemEmbedded',
+    ]);
+    // "feline" is in no item's text: only its meaning finds the cat.
+    expect((await memory.search('alice', 'feline')).map((h) => h.item.id)).toEqual(['m1']);
+    const both = await memory.search('alice', 'which city and drink');
+    expect(both.map((h) => [h.item.id, h.shared])).toEqual(
+      expect.arrayContaining([
+        ['m2', false],
+        ['m3', true],
+      ]),
+    );
+    expect(both.map((h) => h.item.id)).not.toContain('m1');
+  });
+
+  it('falls back to full text when the embeddings fail, and keeps the item without a vector', async () => {
+    const { embedder, state } = fakeEmbedder();
+    const { memory, store, warnings } = semanticSubject(embedder);
+    await memory.save('alice', { text: 'Alice has a cat named Miso' });
+    state.failing = true;
+    await memory.save('alice', { text: 'Alice drinks tea' });
+    expect((await store.read('alice')).map((e) => e.type)).toEqual(['itemSaved', 'itemEmbedded', 'itemSaved']);
+    expect((await memory.search('alice', 'tea')).map((h) => h.item.id)).toEqual(['m2']);
+    expect(await memory.search('alice', 'feline')).toEqual([]);
+    expect(warnings).toHaveLength(1); // one warning per failure streak
+    expect(JSON.stringify(warnings)).not.toMatch(/Miso|tea|feline/);
+  });
+
+  it("ignores another model's vectors, and asks nothing of the provider for items without any", async () => {
+    const { embedder, state } = fakeEmbedder('new-model');
+    const { memory, store } = semanticSubject(embedder);
+    await store.append('alice', [
+      {
+        type: 'itemSaved',
+        at: 'x',
+        item: { id: 'old', text: 'Alice has a cat', tags: [], createdAt: 'x', updatedAt: 'x' },
+      },
+      { type: 'itemEmbedded', at: 'x', id: 'old', model: 'old-model', vector: [1, 0, 0] },
+    ]);
+    expect(await memory.search('alice', 'feline')).toEqual([]);
+    expect(state.calls).toBe(0);
   });
 });
