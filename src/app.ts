@@ -24,7 +24,7 @@ import { a2aMount } from './a2a-face/index.ts';
 import { createA2aPush } from './a2a-push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
-import { memoryOf } from './app/memory.ts';
+import { embedderOf, memoryOf } from './app/memory.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { createOutboxStore, createWebhookService } from './webhooks/index.ts';
@@ -76,7 +76,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     () => agent,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
-  const memory = memoryOf(config, { log, clock, redis: cluster?.redis });
+  const memory = memoryOf(config, { log, clock, redis: cluster?.redis, embedder: embedderOf(config, env) });
   // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
   const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
   let listening: { host: string; port: number } | undefined;

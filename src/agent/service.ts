@@ -7,7 +7,10 @@
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import type { MemoryService } from '../memory/index.ts';
+import type { Logger } from '../log/index.ts';
+import { memoryOwnerOf, type MemoryService } from '../memory/index.ts';
+import { createWorkingMemory } from '../memory/prompt.ts';
+import { createMemoryTools } from '../memory/tools.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
@@ -24,14 +27,14 @@ import type { SessionDeps } from './session/types.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
-import { isSessionKey } from '../session-id.ts';
+import { isSessionKey, splitSessionKey } from '../session-id.ts';
 
 /** `orphanedTurnReason`: set where another instance may have died; `resumeTurns`: the bound on resuming a turn. */
 export interface AgentServiceOptions extends Pick<
   SessionDeps,
   'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason' | 'resumeTurns'
 > {
-  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes'>;
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes' | 'memory'>;
   bus: AgentBus;
   clock?: Clock;
   ids?: IdSource;
@@ -49,6 +52,16 @@ export interface AgentServiceOptions extends Pick<
 
 export type AgentService = ReturnType<typeof createAgentService>;
 
+/** Memory on: the model's memory tools (their results capped like any tool's) and the working memory of a turn. */
+function agentMemory(service: MemoryService | undefined, config: AgentServiceOptions['config'], log: Logger) {
+  if (!service || !config.memory) return undefined;
+  return {
+    tools: createMemoryTools(service, config.memory, log),
+    maxResultBytes: config.toolResultMaxBytes,
+    workingMemory: createWorkingMemory(service, log),
+  };
+}
+
 export function createAgentService(opts: AgentServiceOptions) {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -56,7 +69,15 @@ export function createAgentService(opts: AgentServiceOptions) {
   const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const validate = createArgsValidator(log);
-  const { listTools, callTool } = createToolPort({ bus, llm, log, clock, maxOutputTokens: config.llm.maxOutputTokens });
+  const memory = agentMemory(opts.memory, config, log);
+  const { listTools, callTool } = createToolPort({
+    bus,
+    llm,
+    log,
+    clock,
+    maxOutputTokens: config.llm.maxOutputTokens,
+    ...(memory && { memory }),
+  });
   const unregister: (() => void)[] = [];
   const storage = createStorageHealth(clock);
   store.onRecovered?.(() => storage.ok());
@@ -91,6 +112,9 @@ export function createAgentService(opts: AgentServiceOptions) {
       openSession({
         sessionId,
         systemPrompt: config.systemPrompt,
+        ...(memory && {
+          workingMemory: () => memory.workingMemory(memoryOwnerOf(splitSessionKey(sessionId).owner)),
+        }),
         maxIterations: config.llm.maxIterations,
         context: contextSettings(config.llm),
         budget: config.llm.budget,

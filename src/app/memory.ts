@@ -7,6 +7,9 @@ import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { createMemoryService, memoryStoresOf, type MemoryEmbedder, type MemoryService } from '../memory/index.ts';
+import { createEmbedder } from '../memory/embeddings.ts';
+import { resolveProvider } from '../llm/providers.ts';
+import { proxiedFetch } from '../proxy.ts';
 
 export function memoryOf(
   config: Pick<AgentConfig, 'memory' | 'storage'>,
@@ -29,5 +32,23 @@ export function memoryOf(
     clock: deps.clock,
     // Item ids are unique across instances sharing a Redis, and across restarts.
     ids: () => randomUUID(),
+  });
+}
+
+/** The longest an embeddings request may take (a save or search waits for it, then goes on by full text). */
+const EMBEDDINGS_TIMEOUT_MS = 10_000;
+
+/** With `memory.embeddings`: the llm provider's embeddings API (its endpoint, key and proxy), else undefined. */
+export function embedderOf(
+  config: Pick<AgentConfig, 'memory' | 'llm'>,
+  env: NodeJS.ProcessEnv,
+): MemoryEmbedder | undefined {
+  const model = config.memory?.embeddings?.model;
+  if (model === undefined) return undefined;
+  return createEmbedder({
+    ...resolveProvider(config.llm, env),
+    model,
+    timeoutMs: Math.min(config.llm.timeoutMs, EMBEDDINGS_TIMEOUT_MS),
+    fetch: proxiedFetch((url, init) => fetch(url, init), config.llm.proxy, env),
   });
 }

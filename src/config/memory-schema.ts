@@ -26,6 +26,10 @@ export const memorySchema = z
         profile: toolSetting('memory_profile', "replaces the principal's profile (working memory)"),
       })
       .prefault({})
+      .refine((t) => {
+        const names = Object.values(t).filter((name) => name !== false);
+        return new Set(names).size === names.length;
+      }, 'each memory tool needs a name of its own')
       .describe("The model's built-in memory tools; they pass the tool policy and approvals like any tool."),
     embeddings: z
       .strictObject({

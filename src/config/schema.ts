@@ -98,6 +98,11 @@ export const agentConfigSchema = z
     path: ['a2aAgents'],
     message: 'an A2A agent may not share its name with an entry of mcpServers (both are tool servers)',
   })
+  // `memory`: the memory tools' server id (src/memory/tools.ts), by which the tool policy names them.
+  .refine((c) => !c.memory || !('memory' in c.mcpServers || 'memory' in c.a2aAgents), {
+    path: ['mcpServers'],
+    message: 'with memory on, no tool server may be named "memory" (the server id of the memory tools)',
+  })
   .refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {
     path: ['server', 'limits', 'store'],
     message: 'server.limits.store "redis" needs storage.type "redis" (its URL is the one the limits use)',

@@ -68,12 +68,19 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
   const { store, audit, config, clock, ids, embedder } = deps;
   const stateOf = async (owner: string): Promise<MemoryState> => foldMemory(await store.read(owner));
   const append = (owner: string, ...events: MemoryEvent[]) => store.append(owner, events);
-  /** The embeddings of `texts`, or undefined when the provider failed (reported). */
+  /** Whether the last embeddings call failed: one warning per failure streak. */
+  let failing = false;
+  /** The embeddings of `texts`, or undefined when the provider failed (reported once per streak). */
   const embed = async (embedding: MemoryEmbedder, texts: string[]): Promise<number[][] | undefined> => {
     try {
-      return await embedding.embed(texts);
+      const vectors = await embedding.embed(texts);
+      if (failing) deps.log?.info({ model: embedding.model }, 'memory: embeddings answer again');
+      failing = false;
+      return vectors;
     } catch (err) {
-      deps.log?.warn({ model: embedding.model, err: messageOf(err) }, 'memory: embeddings failed; full text only');
+      if (!failing)
+        deps.log?.warn({ model: embedding.model, err: messageOf(err) }, 'memory: embeddings failed; full text only');
+      failing = true;
       return undefined;
     }
   };

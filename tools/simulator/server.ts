@@ -31,6 +31,7 @@ import {
 } from './wire-messages.ts';
 import { badResponsesBody, responsesToChat, type ResponsesBody } from './responses-request.ts';
 import { responsesOverflowJson, responsesStream, responsesWhole } from './wire-responses.ts';
+import { embeddingsAnswer, readEmbeddingRequest, type EmbeddingRequest } from './embeddings.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
@@ -93,6 +94,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const usage = options.usage ?? 'auto';
   const record = options.record ?? true;
   const requests: RecordedRequest[] = [];
+  const embeddingRequests: EmbeddingRequest[] = [];
+  const faults: Simulator['faults'] = {
+    ...(options.embeddingsFault !== undefined && { embeddings: options.embeddingsFault }),
+  };
   const failures = new Map<string, number>();
   const active: ActiveSet = new Set();
   const modelsBody = JSON.stringify({
@@ -185,6 +190,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   };
 
+  /** `POST /v1/embeddings`: recorded, then refused while `faults.embeddings` names a status. */
+  const embeddings = (req: IncomingMessage, res: ServerResponse, text: string): void => {
+    let parsed: ReturnType<typeof readEmbeddingRequest>;
+    try {
+      parsed = readEmbeddingRequest(JSON.parse(text));
+    } catch {
+      return sendError(res, 400, 'Request body is not valid JSON (simulator).');
+    }
+    if (typeof parsed === 'string') return sendError(res, 400, parsed);
+    if (record) embeddingRequests.push({ model: parsed.model, input: parsed.input });
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`)
+      return sendError(res, 401);
+    if (faults.embeddings !== undefined) return sendError(res, faults.embeddings);
+    sendJson(res, 200, embeddingsAnswer(parsed));
+  };
+
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -192,6 +213,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const api = req.method === 'POST' ? ROUTES[path] : undefined;
     if (api) {
       readBody(req, (text) => serve(api, req, res, path, text));
+    } else if (req.method === 'POST' && (path === '/v1/embeddings' || path === '/embeddings')) {
+      readBody(req, (text) => embeddings(req, res, text));
     } else if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
       sendJson(res, 200, modelsBody);
     } else {
@@ -215,6 +238,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url: `http://${hostInUrl}:${port}/v1`,
     port,
     requests,
+    embeddingRequests,
+    faults,
     close: async () => {
       for (const cancel of [...active]) cancel();
       server.closeAllConnections();

@@ -132,6 +132,8 @@ export interface SimulatorOptions {
   contextWindow?: number;
   /** Scripts replies in code; returning undefined falls back to the directives in the text. */
   script?: (request: ChatRequestBody) => Reply | undefined;
+  /** `faults.embeddings` at start: `/v1/embeddings` answers this HTTP status (an OpenAI-style error). */
+  embeddingsFault?: number;
 }
 
 export interface Simulator {
@@ -142,6 +144,10 @@ export interface Simulator {
   close(): Promise<void>;
   /** Model requests received (every API), oldest first (empty when `record` is false). */
   requests: RecordedRequest[];
+  /** `/v1/embeddings` requests received, oldest first (empty when `record` is false). */
+  embeddingRequests: { model: string; input: string[] }[];
+  /** Faults to answer from now on: `embeddings`, an HTTP status for every `/v1/embeddings` request (unset: none). */
+  faults: { embeddings?: number | undefined };
 }
 
 /** Input tokens of a request: read from the cache, written to it, and neither. */

@@ -13,7 +13,9 @@
  *   action (absent: every call runs). The turn's client tools come after the tool servers' (named by
  *   `clientToolNames`: a name a server's tool has is offered as `client--<name>`); the policy does not
  *   apply to them (the client runs them). A compaction's summary (the history's leading `system`
- *   message) is joined to the system prompt: one system message, whatever the chat template.
+ *   message) is joined to the system prompt: one system message, whatever the chat template. With
+ *   `workingMemory`, each turn's first step reads it once and the system prompt ends with it for the
+ *   whole turn (a compaction replaces history, never this message).
  * - Before the request, unless a compaction already ran for this step (`input.compacted`), the
  *   step answers `{ compact: "threshold" }` when the estimated request (context.ts) passes
  *   `threshold × window` or leaves less than `maxOutputTokens` free; and `{ compact: "overflow" }`
@@ -41,6 +43,8 @@ import type { ToolPolicy } from '../questions/tool-policy.ts';
 
 export interface ModelStepDeps {
   systemPrompt: string;
+  /** The working-memory section appended to the system prompt of each new turn ('' for none; never rejects). */
+  workingMemory?: () => Promise<string>;
   llm: LlmClient;
   clock: Clock;
   /** The model's tool catalogue (never rejects). */
@@ -66,15 +70,18 @@ export interface ModelStepDeps {
  * only grows until a reset replaces it, so this mirror copies each message once (per-turn cost does
  * not grow with the session's length).
  */
-function modelView(history: History, systemPrompt: string) {
+function modelView(history: History, prompt: () => string) {
   let source: readonly ChatMessage[] | undefined;
   let view: ChatMessage[] = [];
+  let shown: string | undefined;
   /** Messages of `source` the view leaves out (a leading summary, joined to the system message). */
   let skip = 0;
   return (): ChatMessage[] => {
     const list = history.messages();
-    if (list !== source || view.length - 1 + skip > list.length) {
+    const systemPrompt = prompt();
+    if (list !== source || systemPrompt !== shown || view.length - 1 + skip > list.length) {
       source = list;
+      shown = systemPrompt;
       const first = list[0];
       skip = first?.role === 'system' ? 1 : 0;
       view = [
@@ -115,8 +122,14 @@ export function createModelStep(
   deps: ModelStepDeps,
 ): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
   const { llm, clock, history, outbox, emitChunk, context, meter, budget } = deps;
-  const messages = modelView(history, deps.systemPrompt);
+  let systemPrompt = deps.systemPrompt;
+  let promptTurn: string | undefined;
+  const messages = modelView(history, () => systemPrompt);
   return async (input, signal) => {
+    if (deps.workingMemory && promptTurn !== input.key.turnId) {
+      promptTurn = input.key.turnId;
+      systemPrompt = deps.systemPrompt + (await deps.workingMemory());
+    }
     const tools = withClientTools(await deps.listTools(), input.clientTools);
     await deps.turnMarked?.(); // (written beside the turn's first fact: done by now but on a stalled disk)
     // The facts the turn reported before this step reach the outbox in the same synchronous run
@@ -141,7 +154,7 @@ export function createModelStep(
     const toolChars = charsOfTools(definitions);
     deps.onToolChars?.(toolChars);
     const list = history.messages();
-    const chars = deps.systemPrompt.length + history.chars + charsOfAll(tail) + toolChars;
+    const chars = systemPrompt.length + history.chars + charsOfAll(tail) + toolChars;
     const window = context.window();
     const tokens = meter.estimate(list, chars);
     if (!input.compacted && window !== undefined) {

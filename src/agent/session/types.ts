@@ -16,7 +16,7 @@ import type { StorageHealth } from './storage-health.ts';
 
 export interface SessionDeps extends Pick<
   ModelStepDeps,
-  'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'
+  'systemPrompt' | 'workingMemory' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'
 > {
   /** Token budgets (budget.ts), held by the model's steps and the servers' sampling alike. */
   budget?: LlmConfig['budget'];
