@@ -6,9 +6,10 @@
  * run elsewhere, before its end was recorded; an end found there is handed to `settle` (the run is recorded ended),
  * and a log that cannot be read counts as unfinished. `followSent` (at start) records the ends of runs left `sent`.
  */
+import { createHash } from 'node:crypto';
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import { sessionKey } from '../session-id.ts';
+import { sessionKey, type SessionKey } from '../session-id.ts';
 import { recordEnd, watchEnds, type EndDeps, type SessionEvent } from './fire-ends.ts';
 import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
 
@@ -22,6 +23,16 @@ type HistoryBus = Pick<Bus<AgentCommands, never>, 'execute'>;
 /** The session key of a run of `schedule`. */
 export const runSessionKey = (schedule: StoredSchedule, session: string) =>
   sessionKey(schedule.owner === '' ? undefined : schedule.owner, session);
+
+/** The turn id of `schedule`'s fire at `plannedAt`: the same on every start, so a resent fire can be found in the log. */
+export const fireTurnId = (scheduleId: string, plannedAt: number) =>
+  `sched-${createHash('sha256').update(`${scheduleId}\u0000${plannedAt}`).digest('hex').slice(0, 24)}`;
+
+/** Whether the session `key`'s log holds turn `turnId` (its message was stored before the instance that sent it died). */
+export async function turnInLog(bus: HistoryBus, key: SessionKey, turnId: string): Promise<boolean> {
+  const { frames } = await bus.execute('agent.history', { sessionId: key });
+  return frames.some((f) => (f.data as { turnId?: string }).turnId === turnId);
+}
 
 /** The `agent.response` or `agent.error` that ended a sent run's turn, read off its session's log; undefined: none yet. */
 export async function endInLog(

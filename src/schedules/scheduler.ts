@@ -2,7 +2,8 @@
  * The scheduler: fires each schedule's ticks as ordinary turns (`agent.sendMessage`, as `POST /api/message` does).
  * - A fire is claimed in the store (recorded, durably) before its message is sent; a claim lost to another instance
  *   or to an earlier run of this one is not sent. On start, fires claimed but never sent (older than
- *   `recoverAfterMs`) are sent once; `catchUp: last` fires the latest tick missed since the last recorded one.
+ *   `recoverAfterMs`) are sent once (not at all when their session's log holds them: send-fire.ts); `catchUp: last`
+ *   fires the latest tick missed since the last recorded one.
  * - `overlap: skip`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is
  *   recorded `skipped`; `queue` sends it anyway (the session queues it behind the running turn).
  * - A fire's turn end (`agent.response` / `agent.error` of its turn, heard on the bus, or found in its session's log
@@ -13,14 +14,15 @@
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import { followSent, previousRunUnfinished, runSessionKey } from './overlap.ts';
+import { followSent, previousRunUnfinished } from './overlap.ts';
+import { sendFire } from './send-fire.ts';
 import { recover } from './recovery.ts';
-import { recordEnd, watchEnds, type EndDeps, type SessionEvent } from './fire-ends.ts';
+import { recordEnd, type EndDeps, type SessionEvent } from './fire-ends.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
 import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
-import { fillTemplate, ticksOf, type Ticks } from './ticks.ts';
+import { ticksOf, type Ticks } from './ticks.ts';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
@@ -69,30 +71,8 @@ export function createScheduler(options: SchedulerOptions) {
     armed.set(schedule.id, { schedule, ticks, next: ticks.next(from) });
   }
 
-  async function send(schedule: StoredSchedule, plannedAt: number): Promise<void> {
-    const base: FireRecord = { scheduleId: schedule.id, status: 'claimed', plannedAt: iso(plannedAt) };
-    const session = fillTemplate(schedule.session, schedule.id, plannedAt);
-    const key = runSessionKey(schedule, session);
-    const firedAt = clock.now();
-    const ends = watchEnds(endDeps, key);
-    try {
-      const { turnId } = await bus.execute('agent.sendMessage', {
-        sessionId: key,
-        content: fillTemplate(schedule.message, schedule.id, plannedAt),
-      });
-      const fire: FireRecord = { ...base, status: 'sent', session, turnId, firedAt: iso(firedAt) };
-      await store.update(fire);
-      ends.follow(fire);
-      metrics?.fires.inc();
-      metrics?.lag.observe(Math.max(0, firedAt - plannedAt) / 1000);
-      log.info({ schedule: schedule.id, plannedAt: base.plannedAt, session, turnId }, 'schedule fired');
-    } catch (e) {
-      ends.off();
-      metrics?.failures.inc();
-      log.warn({ err: e, schedule: schedule.id, plannedAt: base.plannedAt }, 'schedule fire failed');
-      await store.update({ ...base, status: 'failed', session, reason: e instanceof Error ? e.message : String(e) });
-    }
-  }
+  const send = (schedule: StoredSchedule, plannedAt: number, resent = false) =>
+    sendFire({ ...endDeps, bus }, schedule, plannedAt, resent);
 
   /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
   async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
@@ -155,7 +135,10 @@ export function createScheduler(options: SchedulerOptions) {
     refresh,
     /** Loads the schedules (the agent file's and the stored ones) and, unless `timers: false`, fires them on time. */
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
-      const recovery = { store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, send, fire, arm };
+      const recovery = {
+        ...{ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, fire, arm },
+        send: (schedule: StoredSchedule, plannedAt: number) => send(schedule, plannedAt, true),
+      };
       await recover({ ...recovery, followSent: (s) => followSent(endDeps, bus, s) }, configured);
       stopped = !timers;
       loop();

@@ -5,6 +5,7 @@ import type { AppCommands, AppEvents } from '../../src/app/types.ts';
 import { scheduleSchema } from '../../src/config/index.ts';
 import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
 import { createScheduler } from '../../src/schedules/scheduler.ts';
+import { fireTurnId } from '../../src/schedules/overlap.ts';
 import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
 import { fillTemplate, ticksOf } from '../../src/schedules/ticks.ts';
 
@@ -170,6 +171,19 @@ describe('scheduler', () => {
     const again = harness(store);
     await again.scheduler.start([], false);
     expect(again.sent).toHaveLength(0);
+  });
+
+  it('a fire whose message was stored before its start died is recorded sent on the next start, not sent again', async () => {
+    const store = createMemoryScheduleStore();
+    const s = schedule({ everyMs: 1000 });
+    await store.saveSchedule(s);
+    await store.claim('s1', T0 - 1000);
+    const turnId = fireTurnId('s1', T0 - 1000);
+    const agent: Agent = { sent: [], frames: [{ event: 'userMessage', data: { sessionId: 'schedule-s1', turnId } }] };
+    const h = harness(store, agent);
+    await h.scheduler.start([], false);
+    expect(h.sent).toHaveLength(0);
+    expect((await store.runs('s1', 1))[0]).toMatchObject({ status: 'sent', turnId });
   });
 
   it("overlap skip holds ticks while another instance's claim is being sent, not after it is a minute old", async () => {

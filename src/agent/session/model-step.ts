@@ -131,7 +131,7 @@ export function createModelStep(
       systemPrompt = deps.systemPrompt + (await deps.workingMemory());
     }
     const tools = withClientTools(await deps.listTools(), input.clientTools);
-    await deps.turnMarked?.(); // (written beside the turn's first fact: done by now but on a stalled disk)
+    await deps.turnMarked?.(); // the mark and the facts written beside it (the user's message) are stored
     // The facts the turn reported before this step reach the outbox in the same synchronous run
     // (through the session actor's mailbox), so past the first await they are all handed in; the history and
     // what is pending are read together, with no await between them and the request.

@@ -6,8 +6,9 @@
  * - `open(beside)` writes the mark unless it was asked for since it was last removed, handing `beside` the write
  *   when there is one; `close()` removes it unless it is removed already; `sync(open)` writes what the log says
  *   whatever was asked before (at open: a mark a crash left behind, or that of a turn about to be resumed).
- * - `ready()` resolves once the last write asked for settled. Writes never reject (the writer logs a failure): a
- *   mark that was not written leaves its turn to be resumed when its session is next used.
+ * - `ready()` resolves once the last write asked for settled, or, when `beside` took it, once what `beside` answered
+ *   settled (the outbox's gate: the facts written beside the mark are stored too). Writes never reject (the writer
+ *   logs a failure): a mark that was not written leaves its turn to be resumed when its session is next used.
  * - Without a writer (turns do not resume) nothing is written and `ready()` is resolved.
  */
 export function createOpenMark(write: ((open: boolean) => Promise<void>) | undefined) {
@@ -20,10 +21,10 @@ export function createOpenMark(write: ((open: boolean) => Promise<void>) | undef
     return last;
   };
   return {
-    /** `beside`: given the write when there is one (the outbox's gate). */
-    open: (beside?: (write: Promise<void>) => void): void => {
+    /** `beside`: given the write when there is one (the outbox's gate, passed once the facts beside it are stored). */
+    open: (beside?: (write: Promise<void>) => Promise<void>): void => {
       const writing = marked ? undefined : put(true);
-      if (writing) beside?.(writing);
+      if (writing && beside) last = beside(writing);
     },
     close: (): void => void (marked && put(false)),
     sync: (open: boolean): void => void put(open),

@@ -59,7 +59,12 @@ interface Durable {
   failed: ((err: unknown) => void) | undefined;
   kept?: true;
 }
-type Item = Durable | { run: (seq: number) => void; turnId: string | undefined } | { gate: Promise<void> };
+/** A gate: `passed` is called once the batch it was awaited with is stored (its callbacks ran), failed or dropped. */
+interface Gate {
+  gate: Promise<void>;
+  passed: () => void;
+}
+type Item = Durable | { run: (seq: number) => void; turnId: string | undefined } | Gate;
 
 const turnOf = (item: Item): string | undefined =>
   'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : 'run' in item ? item.turnId : undefined;
@@ -78,7 +83,7 @@ function appendBeside(
   store: EventStore<SessionEvent>,
   sessionId: string,
   batch: Durable[],
-  gates: Promise<void>[],
+  gates: Gate[],
 ): Promise<StoredEvent[]> {
   const appended =
     batch.length === 0
@@ -87,7 +92,21 @@ function appendBeside(
           sessionId,
           batch.map((b) => b.event),
         );
-  return gates.length === 0 ? appended : Promise.all([appended, ...gates]).then(([stored]) => stored);
+  return gates.length === 0
+    ? appended
+    : Promise.all([appended, ...gates.map((g) => g.gate)]).then(([stored]) => stored);
+}
+
+/** The durable items and gates from `from` on, up to the next transient or abandoned item; `next`: the index after. */
+function batchFrom(items: Item[], from: number, live: (item: Item) => boolean) {
+  const batch: Durable[] = [];
+  const gates: Gate[] = [];
+  let next = from;
+  for (let item = items[next]; item && !('run' in item) && live(item); item = items[++next]) {
+    if ('gate' in item) gates.push(item);
+    else batch.push(item);
+  }
+  return { batch, gates, next };
 }
 
 export function createOutbox(opts: OutboxOptions) {
@@ -105,6 +124,7 @@ export function createOutbox(opts: OutboxOptions) {
 
   /** A durable item that will never be written (the outbox is closed): told through its `failed`. */
   const drop = (item: Item) => {
+    if ('gate' in item) return item.passed();
     if (!('event' in item)) return;
     log.debug({ sessionId, type: item.event.type, reason: closedBy }, 'agent outbox: closed, event not stored');
     const err = closedError(sessionId, closedBy ?? 'closed');
@@ -114,7 +134,7 @@ export function createOutbox(opts: OutboxOptions) {
   const safely = safelyFor(log, sessionId);
 
   /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
-  async function appendBatch(batch: Durable[], gates: Promise<void>[]) {
+  async function appendBatch(batch: Durable[], gates: Gate[]) {
     let stored: StoredEvent[];
     try {
       stored = await appendBeside(store, sessionId, batch, gates);
@@ -154,14 +174,10 @@ export function createOutbox(opts: OutboxOptions) {
         safely('transient callback', () => item.run(lastSeq));
         continue;
       }
-      const batch: Durable[] = [];
-      const gates: Promise<void>[] = [];
-      for (let next = items[head]; next && !('run' in next) && live(next); next = items[head]) {
-        if ('gate' in next) gates.push(next.gate);
-        else batch.push(next);
-        head++;
-      }
+      const { batch, gates, next } = batchFrom(items, head, live);
+      head = next;
       await appendBatch(batch, gates);
+      for (const g of gates) g.passed();
     }
     items = [];
     head = 0;
@@ -199,11 +215,17 @@ export function createOutbox(opts: OutboxOptions) {
       if (pumping === undefined) run(lastSeq);
       else items.push({ run, turnId });
     },
-    /** Holds what is handed in after it until `promise` settles (it must never reject; see the contracts). */
-    gate(promise: Promise<void>): void {
-      items.push({ gate: promise });
-      pumping ??= Promise.resolve().then(pump); // from the next tick: with the items handed in right after it
-    },
+    /**
+     * Holds what is handed in after it until `promise` settles (it must never reject; see the contracts). Resolves
+     * once the batch written beside it is stored (its callbacks ran), failed, or dropped by a close.
+     */
+    gate: (promise: Promise<void>): Promise<void> =>
+      closedBy !== undefined
+        ? promise
+        : new Promise<void>((passed) => {
+            items.push({ gate: promise, passed });
+            pumping ??= Promise.resolve().then(pump); // from the next tick: with the items handed in right after it
+          }),
     abandon(turnId: string): void {
       abandoned = turnId;
     },

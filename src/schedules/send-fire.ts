@@ -1,0 +1,47 @@
+/**
+ * Sending one claimed fire: its message as turn `fireTurnId(schedule, tick)` (the same on every start), then the fire
+ * recorded `sent` with its session and turn (its end followed: fire-ends.ts), or `failed` with the reason. A fire
+ * `resent` (claimed by an earlier start that never recorded it sent) is first looked for in its session's log: its
+ * message may have been stored just before that start died, and is then not sent again.
+ */
+import type { AgentCommands } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
+import { watchEnds, type EndDeps } from './fire-ends.ts';
+import { fireTurnId, runSessionKey, turnInLog } from './overlap.ts';
+import type { FireRecord, StoredSchedule } from './store-types.ts';
+import { fillTemplate } from './ticks.ts';
+
+export type SendDeps = EndDeps & { bus: EndDeps['bus'] & Pick<Bus<AgentCommands, never>, 'execute'> };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export async function sendFire(deps: SendDeps, schedule: StoredSchedule, plannedAt: number, resent = false) {
+  const { bus, store, clock, log, metrics } = deps;
+  const base: FireRecord = { scheduleId: schedule.id, status: 'claimed', plannedAt: iso(plannedAt) };
+  const session = fillTemplate(schedule.session, schedule.id, plannedAt);
+  const key = runSessionKey(schedule, session);
+  const firedAt = clock.now();
+  const ends = watchEnds(deps, key);
+  try {
+    const id = fireTurnId(schedule.id, plannedAt);
+    const { turnId } =
+      resent && (await turnInLog(bus, key, id))
+        ? { turnId: id }
+        : await bus.execute('agent.sendMessage', {
+            sessionId: key,
+            turnId: id,
+            content: fillTemplate(schedule.message, schedule.id, plannedAt),
+          });
+    const fire: FireRecord = { ...base, status: 'sent', session, turnId, firedAt: iso(firedAt) };
+    await store.update(fire);
+    ends.follow(fire);
+    metrics?.fires.inc();
+    metrics?.lag.observe(Math.max(0, firedAt - plannedAt) / 1000);
+    log.info({ schedule: schedule.id, plannedAt: base.plannedAt, session, turnId }, 'schedule fired');
+  } catch (e) {
+    ends.off();
+    metrics?.failures.inc();
+    log.warn({ err: e, schedule: schedule.id, plannedAt: base.plannedAt }, 'schedule fire failed');
+    await store.update({ ...base, status: 'failed', session, reason: e instanceof Error ? e.message : String(e) });
+  }
+}
