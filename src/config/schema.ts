@@ -98,6 +98,11 @@ export const agentConfigSchema = z
     path: ['a2aAgents'],
     message: 'an A2A agent may not share its name with an entry of mcpServers (both are tool servers)',
   })
+  // `client`: the server id of a client's tools (AG-UI), in their calls' events and frames.
+  .refine((c) => !('client' in c.mcpServers || 'client' in c.a2aAgents), {
+    path: ['mcpServers'],
+    message: 'no tool server may be named "client" (the server id of the tools a client runs)',
+  })
   // `memory`: the memory tools' server id (src/memory/tools.ts), by which the tool policy names them.
   .refine((c) => !c.memory || !('memory' in c.mcpServers || 'memory' in c.a2aAgents), {
     path: ['mcpServers'],

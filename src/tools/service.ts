@@ -12,6 +12,7 @@
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
 import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
+import { CLIENT_SERVER_ID } from '../conversation/tool-shapes.ts';
 import { AppError } from '../errors/index.ts';
 import { splitSessionKey } from '../session-id.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
@@ -28,6 +29,9 @@ import { admitRuntimeServer, OPEN_RUNTIME_POLICY } from './spawn/runtime-connect
 
 export type { McpServiceOptions } from './mcp/server-entry.ts';
 export type McpService = ReturnType<typeof createMcpService>;
+
+/** The server ids of agentd's own tools (a client's tools; the memory tools, src/memory/tools.ts): no runtime server's. */
+const RESERVED_SERVER_IDS = new Set([CLIENT_SERVER_ID, 'memory']);
 
 export function createMcpService(options: McpServiceOptions) {
   const { bus, config, log } = options;
@@ -68,13 +72,22 @@ export function createMcpService(options: McpServiceOptions) {
   };
   const signIns = createSignIns({ find, mustFind, record, reconnect: restart });
 
-  /** Connects a server at runtime; its secrets join the redaction first. */
+  /** Connects a server at runtime (never under a reserved id); its secrets join the redaction first. */
   async function connectServer(
     payload: { name: string; config: McpServerConfig },
     a2a?: A2aAgentConfig,
   ): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+    if (RESERVED_SERVER_IDS.has(payload.name))
+      throw new AppError(
+        'INVALID_REQUEST',
+        `"${payload.name}" is the server id of agentd's own tools: choose another name`,
+        {
+          field: 'name',
+          name: payload.name,
+        },
+      );
     await admitRuntimeServer(payload.config, runtime).catch((err: unknown) => {
       // An A2A agent's URL is `config.url` in its request.
       if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl')

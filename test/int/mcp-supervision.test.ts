@@ -128,6 +128,18 @@ describe('mcp supervision', () => {
       .toBe('2');
   });
 
+  it("refuses a runtime server named as agentd's own tools (a client's tools, the memory tools), starting nothing", async () => {
+    for (const name of ['client', 'memory']) {
+      expect(
+        await rejection(h.bus.execute('mcp.connectServer', { name, config: fixture('echo-server') })),
+      ).toMatchObject({
+        code: 'INVALID_REQUEST',
+        details: { field: 'name', name },
+      });
+    }
+    expect((await h.bus.execute('mcp.listServers', {})).map((s) => s.name)).not.toContain('client');
+  });
+
   it('connects a server at runtime; a duplicate name is INVALID_REQUEST; a failure is AGENT_ERROR and listed', async () => {
     const record = await h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') });
     expect(record).toEqual({

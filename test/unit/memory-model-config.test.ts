@@ -9,6 +9,10 @@ const llm = { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', m
 const stdio = { type: 'stdio', command: 'node' };
 
 describe('memory tools in the agent file', () => {
+  it('refuses a tool server named "client" (the server id of the tools a client runs)', () => {
+    expect(() => parseConfig({ llm, mcpServers: { client: stdio } })).toThrow(/no tool server may be named "client"/);
+  });
+
   it('refuses a tool server named "memory" while memory is on, and takes it while memory is off', () => {
     expect(() => parseConfig({ llm, memory: {}, mcpServers: { memory: stdio } })).toThrow(
       /no tool server may be named "memory"/,
