@@ -181,11 +181,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     config,
     secrets,
     outbox,
-    bus,
     follower,
     clock,
     log: log.child({ component: 'a2a-push' }),
     onAdded: () => webhooks.wake(),
+    onConfigSet: (key, turnId) => webhooks.recheckTurn(key, turnId),
   });
   const mcpFace = createHttpFace(serverFace);
   // The faces on the front end, one mount each; a new face is its folder and one line here.

@@ -31,6 +31,8 @@ export interface PushConfig {
   authentication?: { scheme: string; credentials?: string };
   /** The version it was set in: notifications speak it. */
   version: A2aVersion;
+  /** When it was kept (epoch ms; the store sets it): facts stored before are not notified to it. */
+  setAt?: number;
 }
 
 /**

@@ -42,10 +42,13 @@ export function sendRequestIn(body: unknown): unknown {
   if (!b) return body;
   const { request, message, configuration, ...rest } = b;
   const config = asObject(configuration);
+  // v0.3's proto names the message's push config `pushNotification`: as v1.0's `taskPushNotificationConfig`.
+  const { pushNotification, ...kept } = config ?? {};
+  const push = pushNotification === undefined ? {} : { taskPushNotificationConfig: pushConfigIn(pushNotification) };
   return {
     ...rest,
     message: messageIn(message ?? request),
-    ...(config && { configuration: { ...config, blocking: config.blocking === true } }),
+    ...(config && { configuration: { ...kept, ...push, blocking: config.blocking === true } }),
   };
 }
 
@@ -108,13 +111,20 @@ export function legacyPushConfigIn(body: unknown, taskId: string | undefined): u
   const outer = asObject(b?.config) ?? b;
   const c = asObject(outer?.pushNotificationConfig);
   if (!c) return { taskId };
+  const config = pushConfigIn(c) as Record<string, unknown>;
+  const id = config.id ?? b?.configId;
+  return { taskId, ...config, ...(id !== undefined && id !== '' && { id }) };
+}
+
+/** A v0.3 proto push config (`{ id?, url, token?, authentication?: { schemes, credentials } }`) as v1.0's. */
+function pushConfigIn(config: unknown): unknown {
+  const c = asObject(config);
+  if (!c) return config;
   const auth = asObject(c.authentication);
   const scheme = asList(auth?.schemes)[0];
-  const id = c.id !== undefined && c.id !== '' ? c.id : b?.configId;
   return {
-    taskId,
     url: c.url,
-    ...(id !== undefined && id !== '' && { id }),
+    ...(c.id !== undefined && c.id !== '' && { id: c.id }),
     ...(c.token !== undefined && { token: c.token }),
     ...(typeof scheme === 'string' && { authentication: { scheme, credentials: auth?.credentials } }),
   };

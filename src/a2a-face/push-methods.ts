@@ -32,40 +32,79 @@ const v1Nested = z.looseObject({ taskId: taskIdSchema, configId: configId.option
 const v1Flat = v1Config.extend({ taskId: taskIdSchema });
 const v1One = z.looseObject({ taskId: taskIdSchema, id: configId });
 const v1List = z.looseObject({ taskId: taskIdSchema });
-const v03Set = z.looseObject({
-  taskId: taskIdSchema,
-  pushNotificationConfig: z.looseObject({
-    id: z.string().max(128).optional(),
-    url: z.string().min(1).max(2048),
-    token: secretText.optional(),
-    authentication: z
-      .looseObject({ schemes: z.array(z.string().max(64)).max(8), credentials: secretText.optional() })
-      .optional(),
-  }),
+const v03Config = z.looseObject({
+  id: z.string().max(128).optional(),
+  url: z.string().min(1).max(2048),
+  token: secretText.optional(),
+  authentication: z
+    .looseObject({ schemes: z.array(z.string().max(64)).max(8), credentials: secretText.optional() })
+    .optional(),
 });
+const v03Set = z.looseObject({ taskId: taskIdSchema, pushNotificationConfig: v03Config });
 const v03One = z.looseObject({ id: taskIdSchema, pushNotificationConfigId: configId.optional() });
 
 type Given = Omit<PushConfig, 'version' | 'id'> & { id?: string | undefined };
 
-function givenConfig(params: unknown, version: A2aVersion): { taskId: string; config: Given; field: string } {
-  if (version === '0.3') {
-    const p = parse(v03Set, params);
-    const { id, url, token, authentication: auth } = p.pushNotificationConfig;
-    const scheme = auth?.schemes[0];
-    const authentication = scheme ? { scheme, ...(auth.credentials && { credentials: auth.credentials }) } : undefined;
-    const config = { id, url, ...(token && { token }), ...(authentication && { authentication }) };
-    return { taskId: p.taskId, config, field: 'pushNotificationConfig.url' };
-  }
-  const nested = typeof params === 'object' && params !== null && 'config' in params;
-  const p = nested ? parse(v1Nested, params) : { ...parse(v1Flat, params), configId: undefined };
-  const c = 'config' in p ? p.config : p;
-  const id = p.configId ?? c.id;
+function fromV03(c: z.output<typeof v03Config>): Given {
+  const { id, url, token, authentication: auth } = c;
+  const scheme = auth?.schemes[0];
+  const authentication = scheme ? { scheme, ...(auth.credentials && { credentials: auth.credentials }) } : undefined;
+  return { id, url, ...(token && { token }), ...(authentication && { authentication }) };
+}
+
+function fromV1(c: z.output<typeof v1Config>, id: string | undefined): Given {
   const auth = c.authentication;
   const authentication = auth?.scheme
     ? { scheme: auth.scheme, ...(auth.credentials && { credentials: auth.credentials }) }
     : undefined;
-  const config = { id, url: c.url, ...(c.token && { token: c.token }), ...(authentication && { authentication }) };
-  return { taskId: p.taskId, config, field: nested ? 'config.url' : 'url' };
+  return { id, url: c.url, ...(c.token && { token: c.token }), ...(authentication && { authentication }) };
+}
+
+function givenConfig(params: unknown, version: A2aVersion): { taskId: string; config: Given; field: string } {
+  if (version === '0.3') {
+    const p = parse(v03Set, params);
+    return { taskId: p.taskId, config: fromV03(p.pushNotificationConfig), field: 'pushNotificationConfig.url' };
+  }
+  const nested = typeof params === 'object' && params !== null && 'config' in params;
+  const p = nested ? parse(v1Nested, params) : { ...parse(v1Flat, params), configId: undefined };
+  const c = 'config' in p ? p.config : p;
+  return { taskId: p.taskId, config: fromV1(c, p.configId ?? c.id), field: nested ? 'config.url' : 'url' };
+}
+
+/** Where a message's `configuration` holds its push config in each version (its `taskId`, if any, is ignored). */
+const MESSAGE_CONFIG_FIELD = {
+  '1.0': 'taskPushNotificationConfig',
+  '0.3': 'pushNotificationConfig',
+} as const satisfies Record<A2aVersion, string>;
+const v1Message = z.looseObject({
+  configuration: z.looseObject({ taskPushNotificationConfig: v1Config.optional() }).optional(),
+});
+const v03Message = z.looseObject({
+  configuration: z.looseObject({ pushNotificationConfig: v03Config.optional() }).optional(),
+});
+
+/**
+ * The push config a message's `configuration` carries (SendMessage / message/send / message/stream), checked as
+ * Create's is (its fields, the URL policy naming `configuration.<field>.url`); undefined when it carries none.
+ */
+export function messagePushConfig(
+  configuration: unknown,
+  version: A2aVersion,
+  push: A2aPushConfigs | undefined,
+): Given | undefined {
+  const field = `configuration.${MESSAGE_CONFIG_FIELD[version]}`;
+  let given: Given | undefined;
+  if (version === '1.0') {
+    const c = parse(v1Message, { configuration }).configuration?.taskPushNotificationConfig;
+    given = c && fromV1(c, c.id);
+  } else {
+    const c = parse(v03Message, { configuration }).configuration?.pushNotificationConfig;
+    given = c && fromV03(c);
+  }
+  if (!given) return undefined;
+  if (!push) throw new AppError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not supported');
+  push.checkUrl(given.url, `${field}.url`);
+  return given;
 }
 
 /** A kept config as the caller's version writes it. */
@@ -82,6 +121,27 @@ export function encodePushConfig(taskId: string, c: PushConfig, v: A2aVersion): 
     },
   };
   return { taskId, pushNotificationConfig: { id: c.id, url: c.url, ...token, ...authentication } };
+}
+
+/** Keeps `config` on the task (an id made when it has none); a task holds at most MAX_CONFIGS (INVALID_REQUEST). */
+export async function keepPushConfig(
+  push: A2aPushConfigs,
+  ids: IdSource,
+  task: { key: string; turnId: string; taskId: string },
+  config: Given,
+  version: A2aVersion,
+): Promise<PushConfig> {
+  const configs = await push.list(task.key, task.turnId);
+  const id = config.id || ids();
+  if (configs.length >= MAX_CONFIGS && !configs.some((c) => c.id === id))
+    throw new AppError(
+      'INVALID_REQUEST',
+      `Task "${task.taskId}" has ${MAX_CONFIGS} push notification configs already`,
+      { field: 'id', reason: 'too_many', max: MAX_CONFIGS },
+    );
+  const kept: PushConfig = { ...config, id, version };
+  await push.set(task.key, task.turnId, kept);
+  return kept;
 }
 
 export interface PushCallContext {
@@ -104,16 +164,8 @@ export function createPushMethods(deps: { follower: TurnFollower; ids: IdSource;
   async function set(push: A2aPushConfigs, params: unknown, ctx: PushCallContext): Promise<object> {
     const { taskId, config, field } = givenConfig(params, ctx.version);
     push.checkUrl(config.url, field);
-    const { key, turnId, configs } = await configsOf(push)(taskId, ctx.sessions);
-    const id = config.id || deps.ids();
-    if (configs.length >= MAX_CONFIGS && !configs.some((c) => c.id === id))
-      throw new AppError('INVALID_REQUEST', `Task "${taskId}" has ${MAX_CONFIGS} push notification configs already`, {
-        field: 'id',
-        reason: 'too_many',
-        max: MAX_CONFIGS,
-      });
-    const kept: PushConfig = { ...config, id, version: ctx.version };
-    await push.set(key, turnId, kept);
+    const { key, view } = await readTask(follower, taskId, ctx.sessions);
+    const kept = await keepPushConfig(push, deps.ids, { key, turnId: view.turnId, taskId }, config, ctx.version);
     return encodePushConfig(taskId, kept, ctx.version);
   }
 

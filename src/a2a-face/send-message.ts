@@ -12,6 +12,7 @@ import { createInputAnswers } from './answer-input.ts';
 import type { A2aCallContext, A2aFaceDeps } from './face-types.ts';
 import { contentOf } from './message-parts.ts';
 import { parseParams as parse } from './params.ts';
+import { keepPushConfig, messagePushConfig } from './push-methods.ts';
 import { sendParams, type SendParams } from './rpc-methods.ts';
 import { FINAL_STATES, taskIdOf, type TaskView } from './task-view.ts';
 import { finished, followTask, pause, readTask, taskNotFound } from './tasks.ts';
@@ -37,6 +38,7 @@ export function createMessageSender(deps: A2aFaceDeps) {
         `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`,
         { reason: 'hops', hops },
       );
+    const pushConfig = messagePushConfig(params.configuration, ctx.version, deps.push);
     // A message on a task answers what it waits for; on a task that waits for nothing it is the context's next message.
     const on = msg.taskId === undefined ? undefined : await taskToContinue(msg.taskId, msg.contextId, ctx.sessions);
     const ref = on?.state === 'input-required' ? on : undefined;
@@ -44,7 +46,14 @@ export function createMessageSender(deps: A2aFaceDeps) {
     const contextId = on?.contextId ?? msg.contextId ?? unnamedSessionId(deps.ids());
     const key = ctx.sessions.key(contextId);
     let answered = new Set<string>();
-    let turnId = ref?.turnId ?? '';
+    // The turn's id is made here, so a push config given with the message is kept before the turn can change.
+    const turnId = ref?.turnId ?? deps.ids();
+    let keptPush: string | undefined;
+    const keepPush = async () => {
+      if (!pushConfig || !deps.push) return;
+      const task = { key, turnId, taskId: taskIdOf(contextId, turnId) };
+      keptPush = (await keepPushConfig(deps.push, deps.ids, task, pushConfig, ctx.version)).id;
+    };
     let resolveSettled!: () => void;
     const settled = new Promise<void>((r) => (resolveSettled = r));
     // Armed once this message took effect: a task that waited for the approvals it answers is not settled yet.
@@ -62,16 +71,19 @@ export function createMessageSender(deps: A2aFaceDeps) {
       if (ref) {
         const current = await watch.follow(ref.turnId);
         if (!current) throw taskNotFound(msg.taskId ?? '');
+        await keepPush();
         answered = await answerInput(current, data, key, ctx);
         armed = true;
         check(watch.view);
       } else {
         if (text.trim() === '' && !image) throw new AppError('MISSING_FIELD', 'The message has no text part');
         const quota = ctx.sessions.quota;
+        await keepPush();
         const sent = await deps.bus.execute(
           'agent.sendMessage',
           {
             sessionId: key,
+            turnId,
             content: text,
             hops,
             ...(image && { image }),
@@ -81,10 +93,11 @@ export function createMessageSender(deps: A2aFaceDeps) {
           { correlationId: deps.ids() },
         );
         await watch.follow(sent.turnId);
-        turnId = sent.turnId;
       }
     } catch (err) {
       watch.close();
+      // A config kept for a turn the message did not start is no config of any task.
+      if (!ref && keptPush !== undefined) await deps.push?.delete(key, turnId, keptPush).catch(() => undefined);
       throw err;
     }
     return { watch, settled, taskId: taskIdOf(contextId, turnId) };

@@ -27,6 +27,7 @@ const pushConfigSchema = z.object({
   token: z.string().optional(),
   authentication: z.object({ scheme: z.string(), credentials: z.string().optional() }).optional(),
   version: z.enum(['1.0', '0.3']),
+  setAt: z.number().optional(),
 });
 const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), configs: z.array(pushConfigSchema) });
 
@@ -34,8 +35,16 @@ const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), conf
 export const pushConfigKey = (sessionKey: string, turnId: string): string =>
   `a2a-push-${createHash('sha256').update(`${sessionKey}\n${turnId}`).digest('hex').slice(0, 48)}`;
 
-/** `changes`: how the instances sharing the medium (redis) hear each other's changes; absent: one instance. */
-export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy, changes?: IndexChanges): A2aPushConfigs {
+/**
+ * `changes`: how the instances sharing the medium (redis) hear each other's changes; absent: one instance.
+ * `kept.now` stamps a config's `setAt`; `kept.onSet` is told of the task once a config is kept (its recheck).
+ */
+export function createPushConfigStore(
+  secrets: SecretStore,
+  policy: UrlPolicy,
+  changes?: IndexChanges,
+  kept: { now?: () => number; onSet?: (sessionKey: string, turnId: string) => void } = {},
+): A2aPushConfigs {
   const index = createConfigIndex(secrets, changes, locked);
   async function read(sessionKey: string, turnId: string): Promise<PushConfig[]> {
     const key = pushConfigKey(sessionKey, turnId);
@@ -84,8 +93,11 @@ export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy, c
         throw err;
       }
     },
-    set: (sessionKey, turnId, config) =>
-      change(sessionKey, turnId, (configs) => [...configs.filter((c) => c.id !== config.id), config]),
+    async set(sessionKey, turnId, config) {
+      const stamped = kept.now ? { ...config, setAt: kept.now() } : config;
+      await change(sessionKey, turnId, (configs) => [...configs.filter((c) => c.id !== config.id), stamped]);
+      kept.onSet?.(sessionKey, turnId);
+    },
     list: read,
     async delete(sessionKey, turnId, id) {
       let found = false;

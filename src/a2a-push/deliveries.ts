@@ -2,11 +2,12 @@
  * A2A push notifications as deliveries of the webhooks' durable outbox (src/webhooks/outbox-store.ts): the same
  * medium, ids, claims and retries as webhooks, one more kind of delivery whose request this module builds.
  * Contracts:
- * - `announce` (a bus listener) turns each stored fact that changes a task to completed, failed, canceled or
- *   input-required into one delivery per config of that task, read from the log as the task stands (its fixed
- *   body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the config, the task and the fact's seq, so
- *   every instance announcing one fact makes one delivery. A task without a config costs no read of the store
- *   (one on redis: config-index.ts).
+ * - `target.announce(name, payload, ts)` (called by the webhook service for each stored frame it hears, and again by
+ *   a turn's recheck after a crash) turns a stored fact that changes a task to completed, failed, canceled or
+ *   input-required into one delivery per config of that task set before the fact was stored (`setAt`), read from the log as
+ *   the task stood at that fact (its fixed body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the
+ *   config, the task and the fact's seq, so every announcement of one fact, from any instance, makes one delivery.
+ *   A task without a config costs no read of the store (one on redis: config-index.ts).
  * - A push delivery is told apart by its `webhookId`, `a2a-push/<configId>` (no webhook id holds a `/`), and
  *   carries `push: { sessionKey, turnId, taskId, configId }`.
  * - `target.request(d, at)` builds an attempt's request (request.ts), its JWT signed at `at`; `undefined` when the
@@ -21,11 +22,9 @@ import {
   type PushConfig,
   type TaskState,
 } from '../a2a-face/index.ts';
-import type { AgentEvents, TurnFollower } from '../agent/index.ts';
-import type { Bus } from '../bus/index.ts';
+import type { TurnFollower, TurnStep } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, type WebhookEventType } from '../config/schema.ts';
-import type { Logger } from '../log/index.ts';
 import { sessionIdOf } from '../session-id.ts';
 import type { Delivery, OutboxStore } from '../webhooks/outbox-store.ts';
 import { buildPushRequest, type OutboundRequest } from './request.ts';
@@ -37,14 +36,14 @@ export interface PushDelivery extends Delivery {
   push: { sessionKey: string; turnId: string; taskId: string; configId: string };
 }
 
-/** The bus events that can change a task to a state push announces. */
-export const PUSH_WATCHED = [
-  'agent.response',
-  'agent.error',
-  'agent.toolApprovalRequested',
-  'agent.elicitationRequested',
-  'agent.clientToolRequested',
-] as const;
+/** The frames that can change a task to a state push announces. */
+const PUSH_FRAMES = new Set([
+  'response',
+  'error',
+  'toolApprovalRequested',
+  'elicitationRequested',
+  'clientToolRequested',
+]);
 
 /** The states announced, and the outbox's event type each is listed under. */
 const ANNOUNCED: Partial<Record<TaskState, WebhookEventType>> = {
@@ -53,6 +52,8 @@ const ANNOUNCED: Partial<Record<TaskState, WebhookEventType>> = {
   canceled: 'turn.failed',
   'input-required': 'question.asked',
 };
+
+const has = (configs: readonly unknown[]) => configs.length > 0;
 
 export const isPushDelivery = (d: Delivery): d is PushDelivery => d.webhookId.startsWith(PUSH_WEBHOOK_PREFIX);
 
@@ -63,7 +64,6 @@ export const notificationBody = (task: object, config: PushConfig): string =>
   JSON.stringify(config.version === '1.0' ? { task } : task);
 
 export interface PushDeliveriesDeps {
-  bus: Pick<Bus<Record<never, never>, AgentEvents>, 'on'>;
   follower: Pick<TurnFollower, 'steps'>;
   configs: Pick<A2aPushConfigs, 'list'>;
   outbox: OutboxStore;
@@ -71,25 +71,33 @@ export interface PushDeliveriesDeps {
   /** The JWT's `iss` (the agent's name). */
   issuer: string;
   clock: Clock;
-  log: Logger;
   /** Told when deliveries were added (the dispatcher's `wake`). */
   onAdded?: () => void;
 }
 
 export function createPushDeliveries(deps: PushDeliveriesDeps) {
-  const { outbox, clock, log } = deps;
+  const { outbox, clock } = deps;
 
-  async function announce(sessionKey: string, turnId: string, seq: number): Promise<void> {
+  /** The steps of a turn up to its frame of `seq`, and the `awaiting` of questions still open: the task then. */
+  const upTo = (steps: TurnStep[], seq: number) => {
+    const at = steps.findIndex((st) => st.kind === 'frame' && (st.frame.data as { seq?: number }).seq === seq);
+    const last = steps.at(-1);
+    return at < 0 ? steps : [...steps.slice(0, at + 1), ...(last?.kind === 'awaiting' ? [last] : [])];
+  };
+
+  /** Keeps the notifications of the fact at `seq` (stored at `ts`); true when the task has configs. */
+  async function announce(sessionKey: string, turnId: string, seq: number, ts: number): Promise<boolean> {
     const configs = await deps.configs.list(sessionKey, turnId);
-    if (configs.length === 0) return;
+    if (configs.length === 0) return false;
     const contextId = sessionIdOf(sessionKey);
-    const view = taskView(contextId, turnId, await deps.follower.steps(sessionKey, turnId));
+    const view = taskView(contextId, turnId, upTo(await deps.follower.steps(sessionKey, turnId), seq));
     const type = view && ANNOUNCED[view.state];
-    if (!view || !type) return;
+    if (!view || !type) return true;
     const eventId = `${sessionKey}#${seq}#${view.state}`;
     const now = clock.now();
     let added = false;
     for (const config of configs) {
+      if (config.setAt !== undefined && ts < config.setAt) continue; // a fact before the config: not its news
       const d: PushDelivery = {
         ...{ id: deliveryId(config.id, eventId), webhookId: `${PUSH_WEBHOOK_PREFIX}${config.id}`, eventId, type },
         ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now },
@@ -99,28 +107,21 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
       if (await outbox.add(d)) added = true;
     }
     if (added) deps.onAdded?.();
+    return true;
   }
 
-  const unsubscribe: (() => void)[] = [];
   return {
-    start(): void {
-      for (const name of PUSH_WATCHED)
-        unsubscribe.push(
-          deps.bus.on(name, (e) => {
-            const { sessionId, turnId, seq } = e.payload as { sessionId: string; turnId?: string; seq?: number };
-            if (turnId === undefined) return;
-            announce(sessionId, turnId, seq ?? 0).catch((err: unknown) =>
-              log.error({ err, sessionId, turnId }, 'a2a push: could not keep a notification'),
-            );
-          }),
-        );
-    },
-    stop(): void {
-      for (const off of unsubscribe.splice(0)) off();
-    },
     /** What the webhook dispatcher needs to send a push delivery (see docs/a2a.md, "Push notifications"). */
     target: {
       owns: isPushDelivery,
+      /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true: the task has configs. */
+      async announce(name: string, payload: unknown, ts: number): Promise<boolean> {
+        const { sessionId, turnId, seq } = payload as { sessionId: string; turnId?: string; seq?: number };
+        if (turnId === undefined || !PUSH_FRAMES.has(name.slice('agent.'.length))) return false;
+        return announce(sessionId, turnId, seq ?? 0, ts);
+      },
+      /** Whether the task of `turnId` has configs (none costs no read of the store). */
+      has: (sessionKey: string, turnId: string) => deps.configs.list(sessionKey, turnId).then(has),
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       timeoutMs: 10_000,
       async request(d: PushDelivery, at: number): Promise<OutboundRequest | undefined> {

@@ -1,10 +1,10 @@
 /**
  * A2A push notifications (docs/a2a.md, "Push notifications"): tasks' configs in the secret store (config-store.ts),
  * notifications as deliveries of the webhooks' durable outbox (deliveries.ts), each request built here
- * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves.
+ * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves. The webhook service hears
+ * the stored facts and asks `target.announce` for each (and its turn's recheck again after a crash).
  */
-import type { AgentEvents, TurnFollower } from '../agent/index.ts';
-import type { Bus } from '../bus/index.ts';
+import type { TurnFollower } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
@@ -23,12 +23,13 @@ export interface A2aPushDeps {
   config: Pick<AgentConfig, 'name' | 'server' | 'storage'>;
   secrets: SecretStore;
   outbox: OutboxStore;
-  bus: Pick<Bus<Record<never, never>, AgentEvents>, 'on'>;
   follower: Pick<TurnFollower, 'steps'>;
   clock: Clock;
   log: Logger;
   /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`). */
   onAdded?: () => void;
+  /** Told when a config was kept on a task (the webhook service keeps the turn's recheck). */
+  onConfigSet?: (sessionKey: string, turnId: string) => void;
 }
 
 export function createA2aPush(deps: A2aPushDeps) {
@@ -40,18 +41,19 @@ export function createA2aPush(deps: A2aPushDeps) {
     storage.type === 'redis'
       ? createRedisIndexChanges({ url: storage.url, keyPrefix: storage.keyPrefix, log: deps.log })
       : undefined;
-  const configs = createPushConfigStore(deps.secrets, policy, shared?.changes);
+  const configs = createPushConfigStore(deps.secrets, policy, shared?.changes, {
+    now: () => deps.clock.now(),
+    ...(deps.onConfigSet && { onSet: deps.onConfigSet }),
+  });
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
   const deliveries = createPushDeliveries({
-    bus: deps.bus,
     follower: deps.follower,
     configs,
     outbox: deps.outbox,
     signer,
     issuer: deps.config.name,
     clock: deps.clock,
-    log: deps.log,
     ...(deps.onAdded && { onAdded: deps.onAdded }),
   });
   return {
@@ -60,11 +62,9 @@ export function createA2aPush(deps: A2aPushDeps) {
     target: deliveries.target,
     jwks: async () => (await signer()).jwks(),
     start(): void {
-      deliveries.start();
       shared?.open().catch((err: unknown) => deps.log.warn({ err }, 'a2a push: config changes not heard; reading'));
     },
     async stop(): Promise<void> {
-      deliveries.stop();
       await shared?.close();
     },
   };

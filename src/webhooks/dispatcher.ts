@@ -46,6 +46,14 @@ export interface PushTarget {
   request(d: Delivery, at: number): Promise<AttemptRequest | undefined>;
 }
 
+/** The push target as the webhook service also asks it: the notifications of each stored fact. */
+export interface PushAnnouncer extends PushTarget {
+  /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true: its task has configs. */
+  announce(name: string, payload: unknown, ts: number): Promise<boolean>;
+  /** Whether the task of `turnId` has configs. */
+  has(sessionKey: string, turnId: string): Promise<boolean>;
+}
+
 /** Deliveries attempted here, not sent anywhere (a turn's recheck). */
 export interface LocalTarget {
   owns(d: Delivery): boolean;

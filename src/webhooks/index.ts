@@ -6,7 +6,7 @@ import { createRedisOutbox } from './outbox-redis.ts';
 import { createMemoryOutbox, type OutboxStore } from './outbox-store.ts';
 
 export { createWebhookService, type WebhookService } from './service.ts';
-export type { PushTarget } from './dispatcher.ts';
+export type { PushAnnouncer, PushTarget } from './dispatcher.ts';
 export type { WebhookCommands } from './messages.ts';
 
 /** The outbox on the medium `storage` names (beside the session logs, or in the sessions' Redis). */

@@ -9,8 +9,10 @@
  *   link-local or metadata) when the service opens (the agent file's: INVALID_REQUEST naming `webhooks.<n>.url`)
  *   and when added (`url`), and again on the resolved addresses at each attempt.
  * - Secrets never leave: records list no secret, and a runtime secret is redacted from every output.
+ * - A2A push notifications (`push`) are announced here too, from the same facts, before the turn's recheck is done.
  * - Given the turns' stored steps (`steps`), a fact stored just before the instance died is announced by the next
- *   one (recheck.ts).
+ *   one (recheck.ts), to webhooks and push configs: a turn has a recheck while a webhook exists or its task has a
+ *   push config (kept when the config is, too).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.ts';
@@ -20,7 +22,7 @@ import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/sc
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
-import { createDispatcher, type PushTarget } from './dispatcher.ts';
+import { createDispatcher, type PushAnnouncer } from './dispatcher.ts';
 import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './events.ts';
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
@@ -35,8 +37,8 @@ export interface WebhookServiceDeps {
   log: Logger;
   /** Learns a runtime webhook's secret, so every output redacts it. */
   addSecret?: (secret: string) => void;
-  /** The A2A push notifications' target, whose deliveries share the outbox (read when a delivery is sent). */
-  push?: () => PushTarget | undefined;
+  /** The A2A push notifications' target, whose deliveries share the outbox (read when a fact is heard or sent). */
+  push?: () => PushAnnouncer | undefined;
   /** A turn's stored steps (the turn follower's): with it, a fact its instance died before announcing is not lost. */
   steps?: (sessionKey: string, turnId: string) => Promise<TurnStep[]>;
   pollMs?: number;
@@ -44,6 +46,41 @@ export interface WebhookServiceDeps {
 
 const deliveryId = (webhookId: string, eventId: string) =>
   `msg_${createHash('sha256').update(`${webhookId}\n${eventId}`).digest('hex').slice(0, 32)}`;
+
+const wants = (hook: StoredWebhook, e: WebhookEvent, data: { sessionId?: unknown; principal?: unknown }) =>
+  hook.events.includes(e.type) &&
+  (hook.filter?.sessionId === undefined || hook.filter.sessionId === data.sessionId) &&
+  (hook.filter?.principal === undefined || hook.filter.principal === data.principal);
+
+/** Keeps one delivery per webhook that wants `e` (an existing id is kept as it is); true when one was added. */
+async function keepDeliveries(
+  outbox: OutboxStore,
+  hooks: { hook: StoredWebhook }[],
+  e: WebhookEvent,
+  now: number,
+): Promise<boolean> {
+  const body = JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data });
+  let added = false;
+  for (const { hook } of hooks) {
+    if (!wants(hook, e, e.data)) continue;
+    const d: Delivery = {
+      ...{ id: deliveryId(hook.id, e.id), webhookId: hook.id, eventId: e.id, type: e.type },
+      ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now, body },
+    };
+    if (await outbox.add(d)) added = true;
+  }
+  return added;
+}
+
+/** The URL policy's refusal of `url` as INVALID_REQUEST naming `field`. */
+function checked(url: string, field: string, policy: UrlPolicy): void {
+  try {
+    checkUrl(url, policy);
+  } catch (err) {
+    if (err instanceof AppError) throw new AppError('INVALID_REQUEST', err.message, { ...err.details, field });
+    throw err;
+  }
+}
 
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { outbox, clock, log } = deps;
@@ -66,7 +103,17 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     deps.addSecret?.(hook.secret);
     hooks.set(hook.id, { hook, source: 'api' });
   };
-  const announceFrame = (name: string, payload: unknown, ts: number) => announce(webhookEventOf(name, payload, ts));
+  /** Keeps the deliveries of a stored frame (webhooks', push's); its turn's end then puts the recheck done. */
+  async function announceFrame(name: string, payload: unknown, ts: number): Promise<void> {
+    const hooked = hooks.size > 0;
+    const e = hooked ? webhookEventOf(name, payload, ts) : undefined;
+    await announce(e);
+    const pushed = (await deps.push?.()?.announce(name, payload, ts)) ?? false;
+    const { sessionId: key, turnId } = payload as { sessionId: string; turnId?: unknown };
+    const end = name === 'agent.response' || (name === 'agent.error' && turnId !== undefined);
+    if (recheck && end && typeof turnId === 'string' && (hooked || pushed))
+      await recheck.ended(key, turnId, clock.now());
+  }
   const recheck = deps.steps && createRecheck({ outbox, steps: deps.steps, announce: announceFrame, log });
   const dispatcher = createDispatcher({
     outbox,
@@ -80,45 +127,32 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     ...(deps.pollMs !== undefined && { pollMs: deps.pollMs }),
   });
 
-  const wants = (hook: StoredWebhook, e: WebhookEvent, data: { sessionId?: unknown; principal?: unknown }) =>
-    hook.events.includes(e.type) &&
-    (hook.filter?.sessionId === undefined || hook.filter.sessionId === data.sessionId) &&
-    (hook.filter?.principal === undefined || hook.filter.principal === data.principal);
-
   async function announce(e: WebhookEvent | undefined): Promise<void> {
-    if (e === undefined) return;
-    const body = JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data });
-    const now = clock.now();
-    let added = false;
-    for (const { hook } of hooks.values()) {
-      if (!wants(hook, e, e.data)) continue;
-      const d: Delivery = {
-        ...{ id: deliveryId(hook.id, e.id), webhookId: hook.id, eventId: e.id, type: e.type },
-        ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now, body },
-      };
-      if (await outbox.add(d)) added = true;
-    }
-    if (added) dispatcher.wake();
-    const turnId = e.data.turnId;
-    if (recheck && (e.type === 'turn.completed' || e.type === 'turn.failed') && typeof turnId === 'string')
-      await recheck.ended(e.sessionKey, turnId, now);
+    if (e && (await keepDeliveries(outbox, [...hooks.values()], e, clock.now()))) dispatcher.wake();
   }
   const announced = (e: WebhookEvent | undefined): void =>
     void announce(e).catch((err: unknown) =>
       log.error({ err, eventId: e?.id }, 'webhook outbox: could not keep a delivery'),
     );
-
-  const checked = (url: string, field: string) => {
-    try {
-      checkUrl(url, policy);
-    } catch (err) {
-      if (err instanceof AppError) throw new AppError('INVALID_REQUEST', err.message, { ...err.details, field });
-      throw err;
-    }
+  const heard = (name: string, payload: unknown, ts: number): void =>
+    void announceFrame(name, payload, ts).catch((err: unknown) =>
+      log.error({ err, event: name }, 'webhook outbox: could not keep a delivery'),
+    );
+  /** A turn's first frame: its recheck is kept while a webhook exists or its task has a push config. */
+  async function turnStarted(payload: unknown): Promise<void> {
+    const { sessionId, turnId } = payload as { sessionId: string; turnId?: string };
+    if (!recheck || turnId === undefined) return;
+    if (hooks.size > 0 || (await deps.push?.()?.has(sessionId, turnId))) keepRecheck({ sessionId, turnId });
+  }
+  /** Keeps a turn's recheck, and looks for due deliveries from then on (it falls due here too). */
+  const keepRecheck = (frame: { sessionId: string; turnId?: string }) => {
+    recheck?.started(frame, clock.now());
+    dispatcher.poll();
   };
+
   async function add(input: WebhookInput): Promise<WebhookRecord> {
     const parsed = webhookSchema.parse(input);
-    checked(parsed.url, 'url');
+    checked(parsed.url, 'url', policy);
     const hook: StoredWebhook = { ...parsed, id: parsed.id ?? `webhook-${randomUUID().slice(0, 8)}` };
     if (hooks.has(hook.id) || !(await outbox.addWebhook(hook)))
       throw new AppError('INVALID_REQUEST', `A webhook "${hook.id}" exists`, { field: 'id', reason: 'exists' });
@@ -132,19 +166,20 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   return {
     /** Checks the agent file's URLs, opens the outbox and reads the runtime webhooks. */
     async open(): Promise<void> {
-      [...hooks.values()].forEach(({ hook }, i) => checked(hook.url, `webhooks.${i}.url`));
+      [...hooks.values()].forEach(({ hook }, i) => checked(hook.url, `webhooks.${i}.url`, policy));
       await outbox.open();
       await refresh();
     },
     /** Looks for due deliveries at once (a push notification was added). */
     wake: () => dispatcher.wake(),
+    /** A push config was kept on the task of `turnId`: its turn's recheck is kept (a failure logged). */
+    recheckTurn: (sessionKey: string, turnId: string): void => keepRecheck({ sessionId: sessionKey, turnId }),
     start(): void {
-      for (const name of WATCHED)
-        unsubscribe.push(
-          deps.bus.on(name, (e) => void (hooks.size > 0 && announced(webhookEventOf(e.name, e.payload, e.ts)))),
-        );
+      for (const name of WATCHED) unsubscribe.push(deps.bus.on(name, (e) => heard(e.name, e.payload, e.ts)));
       unsubscribe.push(
-        deps.bus.on('agent.userMessage', (e) => hooks.size > 0 && recheck?.started(e.payload, clock.now())),
+        deps.bus.on('agent.userMessage', (e) =>
+          turnStarted(e.payload).catch((err: unknown) => log.error({ err }, 'webhook outbox: no recheck kept')),
+        ),
       );
       unsubscribe.push(
         ...registerWebhookCommands(deps.bus, {

@@ -13,7 +13,7 @@ import { Client, ClientFactory, RestTransportFactory } from '@a2a-js/sdk/client'
 import { LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { isPushDelivery } from '../../src/a2a-push/index.ts';
-import { authed, data, rawRpc, send, text, v03Client, v1Client } from '../support/a2a-clients.ts';
+import { authed, data, rawRpc, send, text, userMessage, v03Client, v1Client } from '../support/a2a-clients.ts';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import type { RunningApp } from '../support/start-app.ts';
 
@@ -213,6 +213,90 @@ describe('A2A push notifications', () => {
     await (await v1Client(app, ALICE)).cancelTask({ id: task.id } as any);
     const got = await notificationAt('/canceled');
     expect(JSON.parse(got.body).task).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELED' } });
+  });
+
+  it('a config given with the message hears the task from its first input-required, without a create call (v1.0 SendMessage, v0.3 message/stream, v0.3 HTTP+JSON)', async () => {
+    const tasksAt = (path: string) => received.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
+    const ask = [text('[[tool:echo {"message":"told at once"}]]')];
+
+    const v1 = await v1Client(app, ALICE);
+    const pushConfig = config('', { url: `${receiverUrl}/with-message`, token: 'tok-m' });
+    const task: any = await v1.sendMessage({
+      message: userMessage(ask),
+      configuration: { taskPushNotificationConfig: pushConfig, acceptedOutputModes: [], returnImmediately: false },
+    } as any);
+    expect(task.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    await expect.poll(() => tasksAt('/with-message').length, { timeout: 10_000 }).toBe(1);
+    expect(tasksAt('/with-message')[0].task).toMatchObject({
+      id: task.id,
+      status: { state: 'TASK_STATE_INPUT_REQUIRED' },
+    });
+    expect((await notificationAt('/with-message')).headers['x-a2a-notification-token']).toBe('tok-m');
+    const listed = await v1.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs).toMatchObject([{ url: `${receiverUrl}/with-message`, token: 'tok-m' }]);
+    await approve(v1, task);
+    await expect.poll(() => tasksAt('/with-message').length, { timeout: 10_000 }).toBe(2);
+    expect(tasksAt('/with-message')[1].task.status.state).toBe('TASK_STATE_COMPLETED');
+
+    const v03 = await v03Client(app, ALICE);
+    const streamConfig = config('', { url: `${receiverUrl}/with-stream`, token: 'tok-s' });
+    const events: any[] = [];
+    for await (const e of v03.sendMessageStream({
+      message: userMessage(ask),
+      configuration: { taskPushNotificationConfig: streamConfig, acceptedOutputModes: [] },
+    } as any)) {
+      events.push(e);
+      if ((e.payload?.value as any)?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) break;
+    }
+    await expect.poll(() => tasksAt('/with-stream').length, { timeout: 10_000 }).toBe(1);
+    expect(tasksAt('/with-stream')[0]).toMatchObject({ kind: 'task', status: { state: 'input-required' } });
+
+    const card = await v1.getAgentCard();
+    const rest = new Client(
+      new LegacyRestTransport({ endpoint: `${app.url}/a2a/rest`, fetchImpl: authed(ALICE) }),
+      card,
+    );
+    const restConfig = config('', { url: `${receiverUrl}/with-rest`, token: 'tok-lr' });
+    const restTask: any = await rest.sendMessage({
+      message: userMessage(ask),
+      configuration: { taskPushNotificationConfig: restConfig, acceptedOutputModes: [], returnImmediately: false },
+    } as any);
+    await expect.poll(() => tasksAt('/with-rest').length, { timeout: 10_000 }).toBe(1);
+    expect(tasksAt('/with-rest')[0].task).toMatchObject({
+      id: restTask.id,
+      status: { state: 'TASK_STATE_INPUT_REQUIRED' },
+    });
+  });
+
+  it("refuses a message's config as Create's, naming the field, before any turn starts", async () => {
+    const call = (configuration: unknown, version: '1.0' | '0.3') =>
+      rawRpc(
+        app,
+        ALICE,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: version === '1.0' ? 'SendMessage' : 'message/send',
+          params: {
+            message: { messageId: 'refused', role: version === '1.0' ? 'ROLE_USER' : 'user', parts: [] },
+            configuration,
+          },
+        },
+        version === '1.0' ? { 'A2A-Version': '1.0' } : {},
+      );
+    const bad = { url: 'http://169.254.169.254/latest' };
+    const v1 = await call({ taskPushNotificationConfig: bad }, '1.0');
+    expect(v1.body.error.code).toBe(-32600);
+    expect(v1.body.error.data[0].metadata).toMatchObject({
+      field: 'configuration.taskPushNotificationConfig.url',
+      reason: 'metadata',
+    });
+    const v03 = await call({ pushNotificationConfig: bad }, '0.3');
+    expect(v03.body.error.code).toBe(-32600);
+    expect(v03.body.error.data).toMatchObject({ field: 'configuration.pushNotificationConfig.url' });
+    const missing = await call({ taskPushNotificationConfig: { token: 't' } }, '1.0');
+    expect(missing.body.error.code).toBe(-32602);
+    expect(missing.body.error.message).toMatch(/configuration\.taskPushNotificationConfig\.url/);
   });
 
   it('refuses a URL the policy refuses, and a missing URL, naming the field', async () => {
