@@ -27,6 +27,9 @@ const PROFILE = 'Alice is codenamed Nightjar';
 const SECRETS = [FACT, 'spare key', 'blue flowerpot', PROFILE, 'Nightjar'];
 const NOTHING = 'Tool memory_search returned: Nothing remembered matches.';
 
+/** An operator: the inspect scope (the inspector, /metrics), no admin, no chat. */
+const OPS = { name: 'ops', key: 'ops-key-0123456789abcdefgh', scopes: ['inspect'] };
+
 const env = useSimulatorAndFolder('agentd-memory-isolation-');
 const logLines: string[] = [];
 const sockets: WsClient[] = [];
@@ -56,7 +59,7 @@ beforeAll(async () => {
   app = await env.apps.start(
     {
       storage: { type: 'jsonl', dir: join(env.dir, 'store') },
-      server: { ...roomyLimits, inspect: true, auth: { keys: namedKeys } },
+      server: { ...roomyLimits, inspect: true, auth: { keys: [...namedKeys, OPS] } },
       memory: {},
       llm: { timeoutMs: 10_000 },
     },
@@ -198,6 +201,26 @@ describe('the inspector', () => {
       expect([path, [401, 403].includes(res.status)]).toEqual([path, true]);
       const body = await res.text();
       for (const secret of SECRETS) expect(body).not.toContain(secret);
+    }
+  });
+  it("shows an inspect-scoped viewer (no admin) alice's memory turn without its memory: prompt and results are [content]", async () => {
+    const frames: string[] = [];
+    const ws = new WebSocket(`${app.wsUrl}inspect/ws?token=${OPS.key}`);
+    ws.on('message', (d: Buffer) => frames.push(d.toString()));
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    try {
+      const res = await rest(ALICE, 'POST', '/api/message-sync', {
+        sessionId: 'alice-watched',
+        message: searching('(alice:watched)'),
+      });
+      expect(res.body.response).toContain(FACT);
+      // Every frame sent before the pong has arrived.
+      await new Promise<void>((resolve) => (ws.once('pong', () => resolve()), ws.ping()));
+      const seen = frames.join('\n');
+      expect(seen).toContain('alice-watched'); // the viewer did watch her turn
+      for (const secret of SECRETS) expect(seen).not.toContain(secret);
+    } finally {
+      ws.close();
     }
   });
 });
