@@ -4,7 +4,7 @@
  * /mcp `chat_with_agent`, A2A and AG-UI with the simulated model scripted to call `memory_search` for the fact, and
  * neither the model's requests for his turns nor anything he gets back carries a secret, while the same turn done by
  * alice finds it. Bob's forged owner values on /api/memory are refused and change nothing, he cannot reach the
- * inspector, and agentd's log at its default level never holds a secret.
+ * inspector, and agentd's log (at every level, the default info among them) never holds a secret.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -63,7 +63,7 @@ beforeAll(async () => {
       memory: {},
       llm: { timeoutMs: 10_000 },
     },
-    { modelUrl: env.sim.url, deps: { log: createLogger('info', sink) } },
+    { modelUrl: env.sim.url, deps: { log: createLogger('trace', sink) } },
   );
   const saved = await rest(ALICE, 'POST', '/api/memory', { text: FACT, tags: ['home'] });
   expect(saved.status).toBe(201);
@@ -74,6 +74,12 @@ afterAll(() => sockets.forEach((s) => s.close()));
 
 describe("alice's memory never reaches bob's agent, on any face", () => {
   it('alice herself finds it (so each check below can fail): the search answers the fact, the prompt the profile', async () => {
+    // Her agent writes the profile too (the same text), so the log below sees the secrets pass through a tool call.
+    const profiled = await rest(ALICE, 'POST', '/api/message-sync', {
+      sessionId: 'alice-own',
+      message: `(alice:profile) [[tool:memory_profile ${JSON.stringify({ text: PROFILE })}]]`,
+    });
+    expect(profiled.body.response).toBe('Tool memory_profile returned: Working memory updated.');
     const res = await rest(ALICE, 'POST', '/api/message-sync', {
       sessionId: 'alice-own',
       message: searching('(alice:rest)'),
@@ -82,6 +88,18 @@ describe("alice's memory never reaches bob's agent, on any face", () => {
     const requests = requestsOf('(alice:rest)');
     expect(textOf(requests[0]?.body.messages[0])).toContain(PROFILE);
     expect(JSON.stringify(requests.at(-1)?.body)).toContain(FACT);
+  });
+
+  it("bob's agent cannot forget alice's item by its id: the tool reaches his own memory only", async () => {
+    const res = await rest(BOB, 'POST', '/api/message-sync', {
+      sessionId: 'bob-forget',
+      message: `(bob:forget) [[tool:memory_forget ${JSON.stringify({ id: factId })}]]`,
+    });
+    expect(res.body.response).toMatch(/^Tool memory_forget returned: /);
+    expect(res.body.response).not.toContain(`Forgot ${factId}`);
+    for (const secret of SECRETS) expect(JSON.stringify(requestsOf('(bob:forget)'))).not.toContain(secret);
+    const alices = await rest(ROOT, 'GET', '/api/memory?owner=alice');
+    expect(alices.body.items.map((i: { id: string }) => i.id)).toEqual([factId]);
   });
 
   it('REST message-sync', async () => {
@@ -226,8 +244,9 @@ describe('the inspector', () => {
 });
 
 describe('the log', () => {
-  it('at the default level (info) never holds either secret, after every turn and call above', () => {
-    expect(logLines.length).toBeGreaterThan(0);
+  it('never holds either secret, at the default level (info) nor at any lower one, after every turn and call above', () => {
+    // The logger records every level (trace up), so the default level's lines are among these.
+    expect(logLines.filter((l) => (JSON.parse(l) as { level: number }).level < 30).length).toBeGreaterThan(0);
     const all = logLines.join('');
     for (const secret of SECRETS) expect(all).not.toContain(secret);
   });
