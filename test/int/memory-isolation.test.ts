@@ -243,6 +243,22 @@ describe('the inspector', () => {
   });
 });
 
+describe('what bob keeps open', () => {
+  it("his WebSocket connection gets nothing of alice's turns that search her memory while it is open", async () => {
+    const ws = sockets[0]!;
+    const from = ws.frames.length;
+    const res = await rest(ALICE, 'POST', '/api/message-sync', {
+      sessionId: 'bob-ws', // her own session of the name bob's socket used
+      message: searching('(alice:while-bob-listens)'),
+    });
+    expect(res.body.response).toContain(FACT);
+    await new Promise<void>((resolve) => (ws.ws.once('pong', () => resolve()), ws.ws.ping()));
+    const later = JSON.stringify(ws.frames.slice(from));
+    for (const secret of SECRETS) expect(later).not.toContain(secret);
+    expect(later).not.toContain('(alice:while-bob-listens)');
+  });
+});
+
 describe('the log', () => {
   it('never holds either secret, at the default level (info) nor at any lower one, after every turn and call above', () => {
     // The logger records every level (trace up), so the default level's lines are among these.
