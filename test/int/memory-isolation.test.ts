@@ -9,13 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/index.ts';
 import type { RecordedRequest } from '../../tools/simulator/index.ts';
-import { replyOf, send, text, v1Client } from '../support/a2a-clients.ts';
+import { replyOf, send, text, v03Client, v1Client } from '../support/a2a-clients.ts';
 import { ALICE, BOB, ROOT, callAs, namedKeys } from '../support/keyed-app.ts';
 import { roomyLimits, textOf, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -122,26 +123,44 @@ describe("alice's memory never reaches bob's agent, on any face", () => {
     expectNoSecret('(bob:ws)', ws.frames);
   });
 
-  it('/mcp chat_with_agent', async () => {
-    const client = new Client({ name: 'memory-isolation', version: '1.0.0' });
+  it('/mcp chat_with_agent, in the 2025 and the 2026-07-28 era', async () => {
     const headers = { Authorization: `Bearer ${BOB}` };
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers } }));
+    const legacy = new Client({ name: 'memory-isolation', version: '1.0.0' });
+    await legacy.connect(new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers } }));
+    const modern = new ModernClient(
+      { name: 'memory-isolation', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await modern.connect(new ModernTransport(new URL(`${app.url}/mcp`), { requestInit: { headers } }));
     try {
-      const result = await client.callTool({
-        name: 'chat_with_agent',
-        arguments: { sessionId: 'bob-mcp', message: searching('(bob:mcp)') },
-      });
-      expect(result.isError).toBeFalsy();
-      expectNoSecret('(bob:mcp)', result);
+      for (const [era, client] of [
+        ['legacy', legacy],
+        ['modern', modern],
+      ] as const) {
+        const marker = `(bob:mcp-${era})`;
+        const result = await client.callTool({
+          name: 'chat_with_agent',
+          arguments: { sessionId: `bob-mcp-${era}`, message: searching(marker) },
+        });
+        expect(result.isError).toBeFalsy();
+        expectNoSecret(marker, result);
+      }
     } finally {
-      await client.close();
+      await legacy.close();
+      await modern.close();
     }
   });
 
-  it('A2A (message/send with the SDK client)', async () => {
-    const task = await send(await v1Client(app, BOB), [text(searching('(bob:a2a)'))]);
-    expect(replyOf(task)).toBe(NOTHING);
-    expectNoSecret('(bob:a2a)', task);
+  it('A2A (message/send with the SDK clients, v1.0 and v0.3)', async () => {
+    for (const [version, client] of [
+      ['v1', await v1Client(app, BOB)],
+      ['v03', await v03Client(app, BOB)],
+    ] as const) {
+      const marker = `(bob:a2a-${version})`;
+      const task = await send(client, [text(searching(marker))]);
+      expect(replyOf(task)).toBe(NOTHING);
+      expectNoSecret(marker, task);
+    }
   });
 
   it('AG-UI', async () => {
