@@ -113,12 +113,14 @@ describe('agent outbox', () => {
   it('writes the facts handed in with a gate while it settles; their callbacks and what follows wait for it', async () => {
     const { outbox, out, store } = setup();
     let open!: () => void;
-    outbox.gate(new Promise<void>((resolve) => (open = resolve)));
+    const passed = outbox.gate(new Promise<void>((resolve) => (open = resolve)));
     outbox.durable(reset, (s) => out.push(`d${s.seq}`));
     outbox.transient((seq) => out.push(`t@${seq}`));
     await expect.poll(async () => (await store.read('s')).length).toBe(1);
     expect(out).toEqual([]);
     open();
+    await passed; // the gate passes once the facts written beside it are stored: their callbacks ran
+    expect(out[0]).toBe('d1');
     await outbox.drained();
     expect(out).toEqual(['d1', 't@1']);
   });
