@@ -17,6 +17,7 @@ import { dirMaker, errno, isMissing, NL, syncPath } from '../store/jsonl-file.ts
 import {
   MemoryAuditRecordSchema,
   MemoryEventSchema,
+  parseEntry,
   type MemoryAuditLog,
   type MemoryEvent,
   type MemoryLogStore,
@@ -62,15 +63,9 @@ async function readLines<S extends z.ZodType>(path: string, schema: S, log: Logg
   let skipped = 0;
   for (const line of lines) {
     if (line === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
-    const result = schema.safeParse(value);
-    if (result.success) parsed.push(result.data);
-    else skipped++;
+    const entry = parseEntry(schema, line);
+    if (entry === undefined) skipped++;
+    else parsed.push(entry);
   }
   // The file and counts only: a memory line's text never reaches a log.
   if (skipped > 0 || torn) log.warn({ file: path, skipped, torn }, 'memory store: skipped lines that do not parse');

@@ -12,6 +12,7 @@ import type { RedisConnection } from '../redis/index.ts';
 import {
   MemoryAuditRecordSchema,
   MemoryEventSchema,
+  parseEntry,
   type MemoryAuditLog,
   type MemoryEvent,
   type MemoryLogStore,
@@ -33,16 +34,10 @@ const unavailable = (err: unknown): never => {
 
 function parseAll<S extends z.ZodType>(entries: string[], schema: S, key: string, log: Logger): z.output<S>[] {
   const parsed: z.output<S>[] = [];
-  for (const entry of entries) {
-    let value: unknown;
-    try {
-      value = JSON.parse(entry);
-    } catch {
-      value = undefined;
-    }
-    const result = schema.safeParse(value);
-    if (result.success) parsed.push(result.data);
-    else log.warn({ key }, 'memory store: skipped an entry that does not parse');
+  for (const text of entries) {
+    const entry = parseEntry(schema, text);
+    if (entry === undefined) log.warn({ key }, 'memory store: skipped an entry that does not parse');
+    else parsed.push(entry);
   }
   return parsed;
 }

@@ -51,6 +51,15 @@ export const MemoryEventSchema = z.discriminatedUnion('type', [
 ]);
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
 
+/** `text` parsed as JSON and checked by `schema`; undefined when it is not that (a torn or foreign entry). */
+export function parseEntry<S extends z.ZodType>(schema: S, text: string): z.output<S> | undefined {
+  try {
+    return schema.safeParse(JSON.parse(text)).data;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The engines' port: one log per owner. Engines pass one contract suite (test/unit/memory-store-contract.ts). */
 export interface MemoryLogStore {
   /** Appends `events` to `owner`'s log, in order; resolves once they are durable. */
