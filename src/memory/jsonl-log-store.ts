@@ -7,7 +7,6 @@
  * - `erase` unlinks the owner's file (the folder is synced): the memory is gone from disk, not hidden.
  * - A failure of the disk rejects with SERVICE_UNAVAILABLE (`reason: "storage"`, the errno as `cause`).
  */
-import { createHash } from 'node:crypto';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -17,6 +16,7 @@ import { dirMaker, errno, isMissing, NL, syncPath } from '../store/jsonl-file.ts
 import {
   MemoryAuditRecordSchema,
   MemoryEventSchema,
+  ownerDigest,
   parseEntry,
   type MemoryAuditLog,
   type MemoryEvent,
@@ -27,8 +27,7 @@ export const MEMORY_DIR = '.agentd-memory';
 export const MEMORY_AUDIT_FILE = '.agentd-memory-audit.jsonl';
 
 /** The file name of `owner`'s log: the hex SHA-256 of its name. */
-export const memoryFileName = (owner: string): string =>
-  `${createHash('sha256').update(owner, 'utf8').digest('hex')}.jsonl`;
+export const memoryFileName = (owner: string): string => `${ownerDigest(owner)}.jsonl`;
 
 /** Appends `lines` to `path` (made when missing, its folder synced then), after a newline when a torn tail ends it. */
 async function appendLines(path: string, lines: readonly string[], folder: string): Promise<void> {

@@ -4,7 +4,6 @@
  * `<prefix>memory-audit`. `erase` deletes the owner's key. While Redis is unreachable every call fails at once with
  * SERVICE_UNAVAILABLE (`reason: "storage"`).
  */
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -12,6 +11,7 @@ import type { RedisConnection } from '../redis/index.ts';
 import {
   MemoryAuditRecordSchema,
   MemoryEventSchema,
+  ownerDigest,
   parseEntry,
   type MemoryAuditLog,
   type MemoryEvent,
@@ -19,8 +19,7 @@ import {
 } from './types.ts';
 
 /** The key of `owner`'s log. */
-export const memoryKey = (prefix: string, owner: string): string =>
-  `${prefix}memory:${createHash('sha256').update(owner, 'utf8').digest('hex')}`;
+export const memoryKey = (prefix: string, owner: string): string => `${prefix}memory:${ownerDigest(owner)}`;
 export const memoryAuditKey = (prefix: string): string => `${prefix}memory-audit`;
 
 const unavailable = (err: unknown): never => {

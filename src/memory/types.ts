@@ -6,6 +6,7 @@
  * and every method names its owner: nothing here reads across owners except SHARED_OWNER, which every owner may read
  * and only admins write.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** The owner of the unnamed namespace (anonymous callers, shorthand keys): a principal whose `owner` is undefined. */
@@ -50,6 +51,9 @@ export const MemoryEventSchema = z.discriminatedUnion('type', [
   }),
 ]);
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
+
+/** How a store names `owner`'s log (a file, a key): the hex SHA-256 of its name, so no owner's name reaches one. */
+export const ownerDigest = (owner: string): string => createHash('sha256').update(owner, 'utf8').digest('hex');
 
 /** `text` parsed as JSON and checked by `schema`; undefined when it is not that (a torn or foreign entry). */
 export function parseEntry<S extends z.ZodType>(schema: S, text: string): z.output<S> | undefined {
