@@ -136,10 +136,13 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
 
   it('brings the frames of a turn run on one instance to a WebSocket client on the other after Redis restarts', async () => {
     const [a, b] = [apps[0]!, apps[1]!];
-    await api(a.url, 'POST', '/api/message-sync', { message: 'before', sessionId: 'watched' });
     const ws = await connectWs(b.wsUrl);
     try {
-      ws.send({ type: 'subscribe', sessionId: 'watched', since: 0 });
+      // No `since`: a replay still reading the log when Redis stops would fail the subscribe (an error frame, as
+      // promised), which is not what this test is about. A live frame proves B's subscription is in place.
+      ws.send({ type: 'subscribe', sessionId: 'watched' });
+      await expect.poll(() => channelSubscribers(redis.url, `${keyPrefix}{s:watched}:live`), PATIENT).toBe(1);
+      await api(a.url, 'POST', '/api/message-sync', { message: 'before', sessionId: 'watched' });
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: before');
 
       const port = Number(new URL(redis.url).port);
