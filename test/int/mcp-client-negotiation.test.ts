@@ -237,3 +237,22 @@ describe('protocolVersion: 2025-11-25 and 2026-07-28 speak one era', () => {
     });
   });
 });
+
+describe('a server that neither transport reaches', () => {
+  it('is refused with what each attempt said: Streamable HTTP first, then SSE', async () => {
+    const web = createServer((_req, res) => res.writeHead(404).end('no such path'));
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    const h = harness({});
+    try {
+      await h.service.start();
+      const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp`;
+      const refused = await rejection(h.bus.execute('mcp.connectServer', { name: 'down', config: http(url) }));
+      expect(refused.message).toMatch(
+        /neither Streamable HTTP nor SSE worked: Streamable HTTP: .*no such path.*; SSE: .*404/,
+      );
+    } finally {
+      await h.stop();
+      await new Promise((resolve) => web.close(resolve));
+    }
+  });
+});

@@ -46,6 +46,7 @@ export async function connect(
   const tried: Attempt[] = [];
   let attempt: Attempt | undefined = { mode: negotiationMode(config.protocolVersion), transport: 'main' };
   let lastError: Error | undefined;
+  let streamableError: string | undefined; // what the Streamable HTTP attempt said, named when SSE fails too
   while (attempt) {
     tried.push(attempt);
     const transport = newTransport(options, attempt);
@@ -71,7 +72,11 @@ export async function connect(
           : raw;
       const exitReason = transport instanceof ChildProcessTransport ? transport.exitReason : undefined;
       lastError = new Error(exitReason ?? describe(error, config.timeout));
-      if (kind === 'sse') lastError = new Error(`neither Streamable HTTP nor SSE worked: ${lastError.message}`);
+      if (kind === 'streamable-http') streamableError = lastError.message;
+      if (kind === 'sse')
+        lastError = new Error(
+          `neither Streamable HTTP nor SSE worked: ${streamableError ? `Streamable HTTP: ${streamableError}; ` : ''}SSE: ${lastError.message}`,
+        );
       attempt = nextAttempt(
         {
           setting: config.protocolVersion,
