@@ -5,22 +5,35 @@
  */
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** Longest first, as measured on the 2-core machine (README, Development). */
+/**
+ * Longest first, as a clean clone's first `npm test` measured them on the idle 2-core machine (README, Development):
+ * the example files first, as they wait for a first run's install of the example page's packages.
+ */
 const SLOWEST = [
+  'ag-ui-example',
   'package-npx',
-  'package-serve',
-  'package',
   'owner-death',
-  'cli',
+  'package-serve',
   'questions',
-  'mcp-conformance-client', // it may wait for a first run's install of the suite, too
-  'ssrf-netns',
+  'cli',
+  'turn-resume',
+  'package',
   'examples',
-  'workers',
-  'console',
+  'ssrf-netns',
+  'mcp-conformance-client', // it may wait for a first run's install of the suite, too
+  'schedules',
+  'console-restart',
+  'mcp-client-negotiation',
   'mcp-conformance',
-  'console-elicitation',
-  'optional-deps',
+  'ws-slow-reader',
+  'mcp-features',
+  'ag-ui-example-launcher',
+  'workers',
+  'schedules-restart',
+  'mcp-supervision',
+  'clear-errors',
+  'a2a-face',
+  'console',
 ];
 
 const rank = (spec: TestSpecification): number => {
