@@ -9,9 +9,12 @@ import type { AnswerInput } from '../conversation/questions.ts';
 import { answeredVia } from '../auth/index.ts';
 import { parseInput } from './validate.ts';
 import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
+import type { BusEvent } from './session-frames.ts';
+import { openSeam } from './ws-seam.ts';
 
 export function createClientFrames(
   deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower'>,
+  sessionFrame: (e: BusEvent) => string,
   sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
 ) {
   /** Resolves once frames from other instances will arrive (undefined when it already watched). */
@@ -23,11 +26,52 @@ export function createClientFrames(
   const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
     const watching = watch(ws.data, sessionId);
     if (watching) await watching;
-    if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
+    if (!ws.data.closed && !ws.data.seams.has(sessionId)) ws.subscribe(sessionTopic(sessionId)); // a seam joins later
   };
   const leave = (ws: EngineSocket<Connection>, sessionId: string): void => {
     if (ws.data.sessions.delete(sessionId)) deps.follower.unwatchInterest(sessionId);
+    ws.data.seams.get(sessionId)?.close();
+    ws.data.seams.delete(sessionId);
     ws.unsubscribe(sessionTopic(sessionId));
+  };
+  /**
+   * Replays the session's stored frames after `since`, then its live ones, through a seam (ws-seam.ts) that takes
+   * the connection off the session's topic until it joins it again at the right frame. Replaces an earlier seam.
+   */
+  const replayThenLive = async (ws: EngineSocket<Connection>, sessionId: SessionKey, since: number): Promise<void> => {
+    const conn = ws.data;
+    const seam = openSeam({
+      bus: deps.bus,
+      sessionId,
+      since,
+      frameOf: sessionFrame,
+      send: (text) => {
+        if (!conn.closed) ws.send(text);
+      },
+      goLive: () => {
+        conn.seams.delete(sessionId);
+        if (!conn.closed) ws.subscribe(sessionTopic(sessionId));
+      },
+    });
+    conn.seams.get(sessionId)?.close();
+    conn.seams.set(sessionId, seam);
+    ws.unsubscribe(sessionTopic(sessionId)); // in the same step as the seam's start: no frame is lost or doubled
+    try {
+      await deps.follower.replay(
+        sessionId,
+        since,
+        (f) => {
+          seam.replayed(f.data.seq ?? 0, f.event);
+          sendTo(ws, f.event, asNamed(f.data));
+        },
+        () => conn.closed || conn.seams.get(sessionId) !== seam,
+      );
+    } catch (err) {
+      seam.close();
+      if (conn.seams.get(sessionId) === seam) conn.seams.delete(sessionId);
+      throw err;
+    }
+    seam.caughtUp();
   };
 
   type FrameContext = { ws: EngineSocket<Connection>; sessionId: SessionKey };
@@ -65,14 +109,11 @@ export function createClientFrames(
     },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
-      await watch(ws.data, sessionId);
-      await deps.follower.replay(
-        sessionId,
-        msg.since,
-        (f) => sendTo(ws, f.event, asNamed(f.data)),
-        () => ws.data.closed,
-      );
-      if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
+      const watching = watch(ws.data, sessionId);
+      if (watching) await watching;
+      if (ws.data.closed) return;
+      if (msg.since !== undefined) await replayThenLive(ws, sessionId, msg.since);
+      else if (!ws.data.seams.has(sessionId)) ws.subscribe(sessionTopic(sessionId));
     },
     unsubscribe({ ws, sessionId }) {
       if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);

@@ -4,6 +4,7 @@ import type { EndpointDeps } from './admission.ts';
 import type { Principal, Principals, SessionAccess } from '../auth/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Limits } from './limits.ts';
+import type { Seam } from './ws-seam.ts';
 
 export interface Connection {
   id: string;
@@ -15,6 +16,8 @@ export interface Connection {
   access: SessionAccess;
   /** Keys of the sessions it watches. */
   sessions: Set<string>;
+  /** The sessions whose `subscribe{since}` is between its replay and the topic (ws-seam.ts), by key. */
+  seams: Map<string, Seam>;
 }
 
 /** `maxBodyBytes`: the largest frame a client may send (messages are the largest bodies). */

@@ -8,10 +8,8 @@ import { DEFAULT_SESSION, isFaceOnly } from '../agent/index.ts';
 import { hasScope } from '../auth/index.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import { textTooDeep } from '../json-depth.ts';
-import { asNamed } from '../session-id.ts';
 import { jsonOrUndefined, tooDeepError } from './body.ts';
 import type { EngineApp, EngineSocket, WebSocketRoute } from './engine/index.ts';
-import { createChunkFrames } from './chunk-frame.ts';
 import { CLIENT_FRAMES, eventFrameOf, frame, helloFrame, isClientFrameType } from './frames.ts';
 import { inOrder } from './in-order.ts';
 import { rateLimitError } from './limits.ts';
@@ -21,11 +19,11 @@ import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection
 import { serverForNonAdmin } from './server-view.ts';
 import type { ServerRecord } from '../tools/messages.ts';
 import { createUpgrade } from './ws-upgrade.ts';
+import { ADMIN_ONLY, createSessionFrames, isSessionEvent } from './session-frames.ts';
 
 const ALL = 'all';
 /** Server-wide events with what only admins see: OAuth sign-in URLs and ADMIN_ONLY events. */
 const ALL_ADMIN = 'all:admin';
-const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 
 export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDeps) {
   const open = new Set<EngineSocket<Connection>>();
@@ -40,25 +38,25 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     sendTo(ws, event, data);
   };
 
-  const chunkFrame = createChunkFrames();
+  const sessionFrame = createSessionFrames();
   const unsubscribeBus = deps.bus.onAny((e) => {
-    if (isFaceOnly(e.name)) return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
-    const event = eventFrameOf(e.name);
     const data = e.payload as { sessionId?: string };
-    if (e.name === 'agent.chunk') app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), chunkFrame(data));
-    else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));
-    else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
-      // Server-wide unless it names a session (a call's progress goes to the session's watchers). A server's status:
-      // its error and sign-in URL to admins only (server-view.ts).
+    if (isSessionEvent(e)) app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), sessionFrame(e));
+    else if (isFaceOnly(e.name))
+      return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
+    else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(eventFrameOf(e.name), data));
+    else {
+      // Server-wide `mcp.*` (a call's progress names its session, and goes to its watchers). A server's status: its
+      // error and sign-in URL to admins only (server-view.ts).
       const shown = e.name === 'mcp.serverStatus' ? serverForNonAdmin(e.payload as ServerRecord) : data;
-      app.publish(ALL, frame(event, shown));
-      app.publish(ALL_ADMIN, frame(event, data));
-    } else app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), frame(event, asNamed(data)));
+      app.publish(ALL, frame(eventFrameOf(e.name), shown));
+      app.publish(ALL_ADMIN, frame(eventFrameOf(e.name), data));
+    }
     deps.metrics?.framePublished();
   });
 
   const upgrade = createUpgrade(deps);
-  const { handle, join } = createClientFrames(deps, sendTo);
+  const { handle, join } = createClientFrames(deps, sessionFrame, sendTo);
 
   const onMessage = async (ws: EngineSocket<Connection>, text: string): Promise<void> => {
     const conn = ws.data;
@@ -138,6 +136,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       deps.limits.ws.forget(conn.id).catch(() => undefined);
       for (const sessionId of conn.sessions) deps.follower.unwatchInterest(sessionId);
       conn.sessions.clear();
+      for (const seam of conn.seams.values()) seam.close();
+      conn.seams.clear();
     },
   };
 

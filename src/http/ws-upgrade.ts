@@ -39,6 +39,7 @@ export function createUpgrade(
         principal: verdict.principal,
         access: deps.sessionsOf(verdict.principal, ip),
         sessions: new Set(),
+        seams: new Map(),
       };
       deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
       res.accept(conn);

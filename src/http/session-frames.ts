@@ -1,0 +1,33 @@
+/**
+ * Which bus events reach a session's WebSocket watchers, and the frame text each becomes. Not those only faces hear
+ * (`awaiting`), not admin-only ones (`mcp.serverLog`), not server-wide `mcp.*` events (no session named); every other
+ * event goes to the session it names (`default` when none), as `frame(event, asNamed(data))`.
+ */
+import { isFaceOnly } from '../agent/index.ts';
+import { asNamed } from '../session-id.ts';
+import { createChunkFrames } from './chunk-frame.ts';
+import { eventFrameOf, frame } from './frames.ts';
+import type { FrontEvents } from './front-bus.ts';
+
+/** Events only admins hear, whatever session they name. */
+export const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
+
+export interface BusEvent {
+  name: keyof FrontEvents;
+  payload: unknown;
+}
+
+/** Whether `e` goes to a session's watchers (else: to the server-wide topics, or to no client). */
+export const isSessionEvent = (e: BusEvent): boolean =>
+  !isFaceOnly(e.name) &&
+  !ADMIN_ONLY.has(e.name) &&
+  !(e.name.startsWith('mcp.') && (e.payload as { sessionId?: string }).sessionId === undefined);
+
+/** The frame text of a session event (chunks, the hot path, written out by hand). */
+export function createSessionFrames(): (e: BusEvent) => string {
+  const chunkFrame = createChunkFrames();
+  return (e) =>
+    e.name === 'agent.chunk'
+      ? chunkFrame(e.payload)
+      : frame(eventFrameOf(e.name), asNamed(e.payload as { sessionId?: string }));
+}
