@@ -15,13 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import {
-  FROM_SOURCES,
-  listeningPort,
-  runAgentd,
-  writeAgentFile,
-  type AgentdProcess,
-} from '../support/agentd-process.ts';
+import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -72,7 +66,7 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
         },
       },
     });
-    const p = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
+    const p = runAgentd(['--agent', agent, '--web-port', '0']);
     started.push(p);
     return { p, url: `http://127.0.0.1:${await listeningPort(p)}` };
   };
@@ -194,7 +188,7 @@ describe('a turn resumed after agentd was killed during a task tool call', { tim
       server: { limits: { rest: { points: 10_000 } } },
       mcpServers: { remote: { type: 'http', baseUrl: `http://127.0.0.1:${port}/mcp`, timeout: 10_000 } },
     });
-    const p = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
+    const p = runAgentd(['--agent', agent, '--web-port', '0']);
     started.push(p);
     return { p, url: `http://127.0.0.1:${await listeningPort(p)}` };
   };
@@ -269,7 +263,7 @@ describe.skipIf(!hasRedisServer())('a turn taken over from a killed owner (Redis
       storage,
       server: roomyLimits,
     });
-    doomed = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
+    doomed = runAgentd(['--agent', agent, '--web-port', '0']);
     const aUrl = `http://127.0.0.1:${await listeningPort(doomed)}`;
     const requests = sim.requests.length;
     const sent = await api(aUrl, 'POST', '/api/message', { sessionId: 'r1', message: 'long [[len:40]] [[rate:10]]' });
