@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf } from '../errors/index.ts';
+import { watchReconnects } from './reconnects.ts';
 import type { ClusterShared } from './shared.ts';
 
 /** Takes a free lease, renews our own; answers the holder, and 1 when it took the lease. KEYS: lease. ARGV: instanceId, leaseMs. */
@@ -30,6 +32,9 @@ export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
  * `owner` is `claim` without the round trip while this instance's lease is fresh (its last confirming claim was sent
  * less than half a lease ago, so it cannot have expired, and nobody takes a lease before it expires) and Redis is
  * connected (else it rejects as `claim` does, so a caller hears of the outage at once).
+ * For a lease after Redis came back (reconnects.ts), `claim` takes no free lease this instance did not hold: it waits
+ * until the lease has a holder again (a live one renews it) or the lease has passed, so a command that reaches this
+ * instance first does not take a live owner's session (and resume a turn its caller was told had failed).
  */
 export function createLeases(options: LeaseOptions) {
   const { client, keyPrefix, instanceId, leaseMs, clock, log } = options;
@@ -37,7 +42,17 @@ export function createLeases(options: LeaseOptions) {
   const held = new Map<string, number>();
   const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
 
+  const reconnects = watchReconnects(client, leaseMs, clock);
+  /** Resolves once the session's lease has a holder or the quiet after a reconnect is over. */
+  async function quietFor(sessionId: string): Promise<void> {
+    for (let left = reconnects.quietUntil() - clock.now(); left > 0; left = reconnects.quietUntil() - clock.now()) {
+      if ((await client.get(key(sessionId))) !== null) return;
+      await sleep(Math.min(left, Math.max(50, leaseMs / 6))); // a holder renews every third of a lease
+    }
+  }
+
   async function claim(sessionId: string): Promise<string> {
+    if (!held.has(sessionId)) await quietFor(sessionId);
     const sent = clock.now();
     const [owner, taken] = (await client.eval(CLAIM, {
       keys: [key(sessionId)],
@@ -86,6 +101,7 @@ export function createLeases(options: LeaseOptions) {
     /** Stops renewing and gives every lease up (a clean shutdown hands sessions over at once). */
     async close(): Promise<void> {
       clearInterval(renewer);
+      reconnects.close();
       const all = [...held.keys()];
       held.clear();
       await Promise.all(all.map((s) => giveUp(s).catch(() => undefined)));

@@ -3,11 +3,11 @@
  * the sessions the store marks with a turn open, and takes over each whose lease is free (its holder died, or left it)
  * by opening it here, where its turn resumes (the agent decides how: src/agent/session/decide.ts). A lease taken by
  * another instance first makes that one the owner; the rest is forwarding's usual work.
- * - A lease that lapsed while Redis was away says nothing of its holder, which renews it again within a third of a
- *   lease once back (leases.ts): for a lease after its connection came back, this instance takes over nothing, so a
- *   live owner's session (and a turn it ended, its end not stored yet) stays its own.
+ * - For a lease after its connection came back (reconnects.ts), this instance takes over nothing, so a live owner's
+ *   session (and a turn it ended, its end not stored yet) stays its own.
  */
 import type { Envelope } from '../bus/index.ts';
+import { watchReconnects } from './reconnects.ts';
 import type { ClusterShared } from './shared.ts';
 
 export interface OrphanTurnsOptions extends Pick<ClusterShared, 'client' | 'leaseMs' | 'clock' | 'ids' | 'log'> {
@@ -26,16 +26,7 @@ export interface OrphanTurnsOptions extends Pick<ClusterShared, 'client' | 'leas
 export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void } {
   const { client, openTurnSessions, holds, holder, run, takeOver, leaseMs, clock, ids, log } = options;
   let sweeping = false;
-  let lost = false;
-  /** Until when nothing is taken over (a lease after Redis came back). */
-  let quietUntil = 0;
-  const onError = () => (lost = true);
-  const onReady = () => {
-    if (lost) quietUntil = clock.now() + leaseMs;
-    lost = false;
-  };
-  client.on('error', onError);
-  client.on('ready', onReady);
+  const reconnects = watchReconnects(client, leaseMs, clock);
   const adopt = async (sessionId: string) => {
     if (holds(sessionId) || (await holder(sessionId)) !== null) return;
     log.info({ sessionId }, 'taking over a session whose turn its dead owner left running');
@@ -43,7 +34,7 @@ export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void }
     await run(command, 0);
   };
   const sweep = async () => {
-    if (sweeping || clock.now() < quietUntil) return;
+    if (sweeping || clock.now() < reconnects.quietUntil()) return;
     sweeping = true;
     try {
       for (const sessionId of await openTurnSessions())
@@ -59,8 +50,7 @@ export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void }
   return {
     close: () => {
       clearInterval(timer);
-      client.off('error', onError);
-      client.off('ready', onReady);
+      reconnects.close();
     },
   };
 }

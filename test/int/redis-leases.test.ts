@@ -111,3 +111,29 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe.skipIf(!enabled)('cluster: session leases after Redis came back', () => {
+  it("takes no lapsed lease of a live holder: a claim waits for the holder's renewal and answers the holder", async () => {
+    let redis = await startRedis(); // no persistence: a restart loses every lease
+    const client = createRedisConnection(redis.url, 'test', log);
+    await client.connect();
+    const keyPrefix = `leases${randomUUID()}:`;
+    const make = (instanceId: string) =>
+      createLeases({ client, keyPrefix, instanceId, leaseMs: LEASE_MS, clock: Date, log, onLost: () => undefined });
+    const [a, b] = [make('A'), make('B')];
+    try {
+      expect(await a.claim('s')).toBe('A');
+      const port = Number(new URL(redis.url).port);
+      await redis.stop();
+      redis = await startRedis(port);
+      await vi.waitFor(() => expect(client.isReady).toBe(true), PATIENT);
+      expect(await client.get(`${keyPrefix}{s:s}:owner`)).toBeNull(); // A's lease went with the restart
+      expect(await b.claim('s')).toBe('A'); // B waited; A renewed its lease meanwhile
+      expect(await a.claim('s')).toBe('A');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await client.close();
+      await redis.stop();
+    }
+  });
+});
