@@ -4,6 +4,12 @@
 // test suite, right after its global setup built), dist/ is left alone: no instant without it; its
 // dist/src/cli.js is touched, the stamp the test setup and the benchmarks compare with the sources.
 //
+// The two entries (dist/src/cli.js, dist/tools/demo/main.js) are then each bundled in place with esbuild, our own
+// modules into a few files (packages stay imports; what an entry imports lazily is a chunk in chunks/ beside it): a
+// start loads those instead of ~250 files, about a quarter less CPU.
+// Nothing of ours finds files next to its module (package-info.ts walks up to the package root), so one file serves.
+// The per-module files stay beside them (the benchmarks' profiles and the tests read them).
+//
 // It also copies the API docs page's swagger-ui (a devDependency, swagger-ui-dist) into
 // dist/swagger-ui/ with its licence and notice: the package ships those files and so depends on
 // nothing that pulls in swagger-ui-dist's dependency @scarf/scarf (an install-time telemetry script).
@@ -21,12 +27,28 @@ import {
   utimesSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
+import { build } from 'esbuild';
 import { basename, dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
 rmSync('.dist-next', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', '.dist-next'], { stdio: 'inherit' });
+for (const entry of ['.dist-next/src/cli.js', '.dist-next/tools/demo/main.js'])
+  await build({
+    entryPoints: [entry],
+    outdir: dirname(entry),
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true, // what the entry imports lazily (`serve`, `init`) stays a chunk of its own: `--version` loads none
+    chunkNames: 'chunks/[name]-[hash]',
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'external', // for the benchmarks' CPU profiles (bench/lib/cpuprofile.ts); not in the package
+    logLevel: 'warning',
+  });
 /** The folder of installed package `pkg` (dompurify's exports do not list its package.json). */
 function packageRoot(pkg) {
   let dir = dirname(require.resolve(pkg));

@@ -5,12 +5,14 @@
  * C++ methods) are charged to the code that called them. Samples are kept only inside windows
  * of the service's monotonic clock (µs), so start-up and shutdown do not count.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 interface Profile {
@@ -19,6 +21,21 @@ interface Profile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>();
+/**
+ * The module a frame's code was compiled from: the compiled service's entries are bundles (tools/build.mjs), whose
+ * source maps name the per-module file each function came from; any other frame is its own file.
+ */
+function moduleOf(frame: ProfileNode['callFrame']): string {
+  if (!frame.url.startsWith('file:') || !frame.url.includes('/dist/')) return frame.url;
+  if (!sourceMaps.has(frame.url)) {
+    const map = `${fileURLToPath(frame.url)}.map`;
+    sourceMaps.set(frame.url, existsSync(map) ? new SourceMap(JSON.parse(readFileSync(map, 'utf8'))) : undefined);
+  }
+  const entry = sourceMaps.get(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
+  return entry && 'originalSource' in entry ? new URL(entry.originalSource, frame.url).href : frame.url;
 }
 
 /** Owner of a frame's code, or undefined for node internals and natives (charged to the caller). */
@@ -89,7 +106,7 @@ export function splitProfile(file: string, windows: [number, number][] = [[-Infi
     for (let cur: number | undefined = id; cur !== undefined && owner === undefined; cur = parent.get(cur)) {
       const node = byId.get(cur);
       if (node) {
-        owner = ownerOf(node.callFrame.url, node.callFrame.functionName);
+        owner = ownerOf(moduleOf(node.callFrame), node.callFrame.functionName);
         urls.push(node.callFrame.url);
       }
     }
