@@ -71,17 +71,32 @@ const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.me
 
 export function createToolCalls(deps: ToolCallDeps) {
   const { clock, mustFind } = deps;
-  const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
-    target &&
-    ((p: Progress) =>
-      deps.progress({
-        ...target,
-        serverId,
-        toolName,
-        progress: p.progress,
-        ...(p.total !== undefined && { total: p.total }),
-        ...(p.message !== undefined && { message: p.message }),
-      }));
+  /**
+   * A call's progress reports until it settles or is aborted: a notification that comes later (a task polled once
+   * more after a cancel) would land after the call's result or its turn's end.
+   */
+  const callProgress = (
+    target: ProgressTarget | undefined,
+    serverId: string,
+    toolName: string,
+    signal?: AbortSignal,
+  ) => {
+    let settled = false;
+    const report =
+      target &&
+      ((p: Progress) => {
+        if (settled || signal?.aborted) return;
+        deps.progress({
+          ...target,
+          serverId,
+          toolName,
+          progress: p.progress,
+          ...(p.total !== undefined && { total: p.total }),
+          ...(p.message !== undefined && { message: p.message }),
+        });
+      });
+    return { report, settle: () => void (settled = true) };
+  };
 
   async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
     const server = mustFind(payload.serverId);
@@ -106,17 +121,14 @@ export function createToolCalls(deps: ToolCallDeps) {
     }
     const started = clock.now();
     let result: CallToolResult;
+    const progress = callProgress(payload.progress, serverId, toolName);
     try {
       const via = server.principals ? await server.principals.connection(payload.principal) : connection;
-      result = await via.callTool(
-        toolName,
-        checked.args,
-        undefined,
-        undefined,
-        reporter(payload.progress, serverId, toolName),
-      );
+      result = await via.callTool(toolName, checked.args, undefined, undefined, progress.report);
     } catch (error) {
       throw fail(error instanceof CallError ? error.forAdmins : String(error)); // an admin route
+    } finally {
+      progress.settle();
     }
     if (result.isError)
       throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
@@ -155,17 +167,11 @@ export function createToolCalls(deps: ToolCallDeps) {
     const checked = checkArgs(payload.args, item.tool.inputSchema, deps.validate);
     if ('issues' in checked)
       return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(checked.issues)}`);
+    const progress = callProgress(payload.progress, item.serverId, item.tool.name, payload.signal);
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
       const via = server.principals ? await server.principals.connection(principal) : connection;
-      const result = await via.callTool(
-        item.tool.name,
-        checked.args,
-        payload.signal,
-        meta,
-        reporter(payload.progress, item.serverId, item.tool.name),
-        payload,
-      );
+      const result = await via.callTool(item.tool.name, checked.args, payload.signal, meta, progress.report, payload);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError
@@ -177,6 +183,8 @@ export function createToolCalls(deps: ToolCallDeps) {
         'model tool call failed',
       );
       return failure(error instanceof CallError ? error.message : String(error));
+    } finally {
+      progress.settle();
     }
   }
 
