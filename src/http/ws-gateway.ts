@@ -40,10 +40,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   const sessionFrame = createSessionFrames();
   const unsubscribeBus = deps.bus.onAny((e) => {
+    if (isFaceOnly(e.name)) return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
     const data = e.payload as { sessionId?: string };
     if (isSessionEvent(e)) app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), sessionFrame(e));
-    else if (isFaceOnly(e.name))
-      return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
     else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(eventFrameOf(e.name), data));
     else {
       // Server-wide `mcp.*` (a call's progress names its session, and goes to its watchers). A server's status: its
