@@ -5,8 +5,8 @@
  *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`.
  * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is: by full
  *   text, fused with semantic similarity when an `embedder` is given (hybrid.ts); an embedder that fails leaves full
- *   text alone. `save` stores the item's embedding beside it (`itemEmbedded`); an item whose embedding failed is
- *   found by its text only.
+ *   text alone. `save` stores the item's embedding beside it (`itemEmbedded`); an item whose embedding failed (or
+ *   that has only another model's) is found by its text until a search whose query was embedded embeds it too.
  * - `erase` removes the owner's log from the store, then appends an audit record (who, whose, when, how much).
  * - Nothing here logs an item's or a profile's text.
  */
@@ -31,6 +31,8 @@ import {
 export const MEMORY_ITEM_MAX_CHARS = 4000;
 export const MEMORY_TAGS_MAX = 20;
 export const MEMORY_TAG_MAX_CHARS = 64;
+/** How many items without a vector one search embeds (one call to the embeddings API). */
+const BACKFILL_MAX = 32;
 
 export interface MemoryServiceDeps {
   store: MemoryLogStore;
@@ -92,6 +94,35 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       return { item, shared, vector: stored?.model === embedder?.model ? stored?.vector : undefined };
     });
   };
+  type Candidate = Awaited<ReturnType<typeof candidates>>[number];
+  /**
+   * Items without a vector of the embedder's model (saved while its API failed, or under another model) get one, at
+   * most BACKFILL_MAX per search, stored as if saved so: semantic search reaches them from then on.
+   */
+  const backfill = async (embedding: MemoryEmbedder, owner: string, all: Candidate[]): Promise<void> => {
+    const missing = all.filter((c) => !c.vector).slice(0, BACKFILL_MAX);
+    const vectors =
+      missing.length > 0
+        ? await embed(
+            embedding,
+            missing.map((c) => c.item.text),
+          )
+        : undefined;
+    if (!vectors) return;
+    const at = isoNow(clock);
+    const byOwner = new Map<string, MemoryEvent[]>();
+    missing.forEach((c, i) => {
+      const vector = vectors[i];
+      if (!vector) return;
+      c.vector = vector;
+      const of = c.shared ? SHARED_OWNER : owner;
+      byOwner.set(of, [
+        ...(byOwner.get(of) ?? []),
+        { type: 'itemEmbedded', at, id: c.item.id, model: embedding.model, vector },
+      ]);
+    });
+    for (const [of, events] of byOwner) await store.append(of, events);
+  };
   return {
     list: async (owner) => newestFirst(await stateOf(owner)),
     async save(owner, input) {
@@ -123,9 +154,9 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
         ...(await candidates(owner, false)),
         ...(owner === SHARED_OWNER ? [] : await candidates(SHARED_OWNER, true)),
       ];
-      const semantic = query.trim() !== '' && all.some((c) => c.vector);
-      const queryVector = embedder && semantic ? (await embed(embedder, [query]))?.[0] : undefined;
-      if (!queryVector) return searchItems(all, query, limit);
+      const queryVector = embedder && query.trim() !== '' ? (await embed(embedder, [query]))?.[0] : undefined;
+      if (!embedder || !queryVector) return searchItems(all, query, limit);
+      await backfill(embedder, owner, all);
       return fuse(searchItems(all, query, Infinity), semanticRanking(all, queryVector), limit);
     },
     profile: async (owner) => (await stateOf(owner)).profile,

@@ -133,7 +133,7 @@ function fakeEmbedder(model = 'fake-embed') {
 function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) {
   let n = 0;
   const warnings: unknown[] = [];
-  const log = { warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
+  const log = { warn: (o: unknown) => warnings.push(o), info: () => undefined } as unknown as Logger;
   const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
   const memory = createMemoryService({
     ...stores,
@@ -184,7 +184,7 @@ describe('memory service with embeddings', () => {
     expect(JSON.stringify(warnings)).not.toMatch(/Miso|tea|feline/);
   });
 
-  it("ignores another model's vectors, and asks nothing of the provider for items without any", async () => {
+  it("ignores another model's vector: a search embeds the item under its own model, once", async () => {
     const { embedder, state } = fakeEmbedder('new-model');
     const { memory, store } = semanticSubject(embedder);
     await store.append('alice', [
@@ -193,9 +193,23 @@ describe('memory service with embeddings', () => {
         at: 'x',
         item: { id: 'old', text: 'Alice has a cat', tags: [], createdAt: 'x', updatedAt: 'x' },
       },
-      { type: 'itemEmbedded', at: 'x', id: 'old', model: 'old-model', vector: [1, 0, 0] },
+      { type: 'itemEmbedded', at: 'x', id: 'old', model: 'old-model', vector: [0, 0, 1] },
     ]);
-    expect(await memory.search('alice', 'feline')).toEqual([]);
-    expect(state.calls).toBe(0);
+    expect((await memory.search('alice', 'feline')).map((h) => h.item.id)).toEqual(['old']);
+    expect((await store.read('alice')).at(-1)).toMatchObject({ type: 'itemEmbedded', id: 'old', model: 'new-model' });
+    expect(state.calls).toBe(2); // the query, then the item
+    await memory.search('alice', 'feline');
+    expect(state.calls).toBe(3); // the query only: the item has its vector now
+  });
+
+  it('embeds an item saved while the embeddings failed at the first search they answer, for it and the next', async () => {
+    const { embedder, state } = fakeEmbedder();
+    const { memory, store } = semanticSubject(embedder);
+    state.failing = true;
+    await memory.save('alice', { text: 'Alice likes tea' });
+    expect(await memory.search('alice', 'drink')).toEqual([]); // no word in common, no meaning to go by
+    state.failing = false;
+    expect((await memory.search('alice', 'drink')).map((h) => h.item.id)).toEqual(['m1']);
+    expect((await store.read('alice')).map((e) => e.type)).toEqual(['itemSaved', 'itemEmbedded']);
   });
 });
