@@ -116,6 +116,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
           openTurnSessions,
           holds: sessions.holds,
           holder: (sessionId) => leases.holder(sessionId),
+          quietUntil: leases.quietUntil,
           run: forwarding.run,
           takeOver: options.sessionCommands.takeOver,
         });

@@ -87,6 +87,8 @@ export function createLeases(options: LeaseOptions) {
 
   return {
     claim,
+    /** Until when, after Redis came back, no free lease this instance did not hold is taken (reconnects.ts). */
+    quietUntil: reconnects.quietUntil,
     owner: (sessionId: string): Promise<string> => {
       const sent = held.get(sessionId);
       const fresh = sent !== undefined && clock.now() - sent < leaseMs / 2 && client.isReady;

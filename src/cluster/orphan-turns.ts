@@ -3,14 +3,15 @@
  * the sessions the store marks with a turn open, and takes over each whose lease is free (its holder died, or left it)
  * by opening it here, where its turn resumes (the agent decides how: src/agent/session/decide.ts). A lease taken by
  * another instance first makes that one the owner; the rest is forwarding's usual work.
- * - For a lease after its connection came back (reconnects.ts), this instance takes over nothing, so a live owner's
+ * - Until `quietUntil` (a lease after its connection came back, reconnects.ts) this instance takes over nothing, so a live owner's
  *   session (and a turn it ended, its end not stored yet) stays its own.
  */
 import type { Envelope } from '../bus/index.ts';
-import { watchReconnects } from './reconnects.ts';
 import type { ClusterShared } from './shared.ts';
 
-export interface OrphanTurnsOptions extends Pick<ClusterShared, 'client' | 'leaseMs' | 'clock' | 'ids' | 'log'> {
+export interface OrphanTurnsOptions extends Pick<ClusterShared, 'leaseMs' | 'clock' | 'ids' | 'log'> {
+  /** Until when nothing is taken over: a lease after Redis came back (the leases' `quietUntil`, reconnects.ts). */
+  quietUntil: () => number;
   /** The sessions the store marks with a turn open. */
   openTurnSessions: () => Promise<string[]>;
   /** Whether a session is in this instance's memory. */
@@ -24,9 +25,8 @@ export interface OrphanTurnsOptions extends Pick<ClusterShared, 'client' | 'leas
 }
 
 export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void } {
-  const { client, openTurnSessions, holds, holder, run, takeOver, leaseMs, clock, ids, log } = options;
+  const { quietUntil, openTurnSessions, holds, holder, run, takeOver, leaseMs, clock, ids, log } = options;
   let sweeping = false;
-  const reconnects = watchReconnects(client, leaseMs, clock);
   const adopt = async (sessionId: string) => {
     if (holds(sessionId) || (await holder(sessionId)) !== null) return;
     log.info({ sessionId }, 'taking over a session whose turn its dead owner left running');
@@ -34,7 +34,7 @@ export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void }
     await run(command, 0);
   };
   const sweep = async () => {
-    if (sweeping || clock.now() < reconnects.quietUntil()) return;
+    if (sweeping || clock.now() < quietUntil()) return;
     sweeping = true;
     try {
       for (const sessionId of await openTurnSessions())
@@ -47,10 +47,5 @@ export function watchOrphanTurns(options: OrphanTurnsOptions): { close(): void }
   };
   const timer = setInterval(() => void sweep(), Math.max(100, Math.floor(leaseMs / 2)));
   timer.unref();
-  return {
-    close: () => {
-      clearInterval(timer);
-      reconnects.close();
-    },
-  };
+  return { close: () => clearInterval(timer) };
 }

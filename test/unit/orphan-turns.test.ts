@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { watchOrphanTurns } from '../../src/cluster/orphan-turns.ts';
+import { watchReconnects } from '../../src/cluster/reconnects.ts';
 import type { RedisConnection } from '../../src/redis/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 
@@ -14,8 +15,9 @@ const LEASE_MS = 1000;
 function sweeper() {
   const client = new EventEmitter();
   const adopted: unknown[] = [];
+  const reconnects = watchReconnects(client as unknown as RedisConnection, LEASE_MS, { now: () => Date.now() });
   const watch = watchOrphanTurns({
-    client: client as unknown as RedisConnection,
+    quietUntil: reconnects.quietUntil,
     leaseMs: LEASE_MS,
     clock: { now: () => Date.now() },
     ids: () => 'id',

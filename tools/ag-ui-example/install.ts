@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { systemProcs } from '../../src/tools/spawn/child-registry.ts';
 
 interface Lock {
   packages?: Record<string, { version?: string; optional?: boolean }>;
@@ -71,7 +72,7 @@ function takeInstallLock(example: string, write: (line: string) => void): string
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = Number(readText(join(lock, 'pid')));
-    if (holder > 0 && !alive(holder)) {
+    if (holder > 0 && !systemProcs.exists(holder)) {
       rmSync(lock, { recursive: true, force: true });
       continue;
     }
@@ -86,14 +87,5 @@ function readText(path: string): string {
     return readFileSync(path, 'utf8');
   } catch {
     return ''; // the holder has made the folder but not yet written its pid
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
