@@ -9,7 +9,7 @@ import { createChunkFrames } from './chunk-frame.ts';
 import { eventFrameOf, frame } from './frames.ts';
 import type { FrontEvents } from './front-bus.ts';
 
-/** Events only admins hear, whatever session they name. */
+/** Events only admins hear, whatever session they name (`mcp.*` ones: isSessionEvent looks for them there). */
 export const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 
 export interface BusEvent {
@@ -19,9 +19,9 @@ export interface BusEvent {
 
 /** Whether `e` goes to a session's watchers (else: to the server-wide topics, or to no client). */
 export const isSessionEvent = (e: BusEvent): boolean =>
-  !isFaceOnly(e.name) &&
-  !ADMIN_ONLY.has(e.name) &&
-  !(e.name.startsWith('mcp.') && (e.payload as { sessionId?: string }).sessionId === undefined);
+  e.name.startsWith('mcp.')
+    ? !ADMIN_ONLY.has(e.name) && (e.payload as { sessionId?: string }).sessionId !== undefined
+    : !isFaceOnly(e.name);
 
 /** The frame text of a session event (chunks, the hot path, written out by hand). */
 export function createSessionFrames(): (e: BusEvent) => string {

@@ -109,11 +109,10 @@ export function createClientFrames(
     },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
+      if (msg.since === undefined) return join(ws, sessionId);
       const watching = watch(ws.data, sessionId);
       if (watching) await watching;
-      if (ws.data.closed) return;
-      if (msg.since !== undefined) await replayThenLive(ws, sessionId, msg.since);
-      else if (!ws.data.seams.has(sessionId)) ws.subscribe(sessionTopic(sessionId));
+      if (!ws.data.closed) await replayThenLive(ws, sessionId, msg.since);
     },
     unsubscribe({ ws, sessionId }) {
       if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);

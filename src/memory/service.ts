@@ -101,27 +101,24 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
    */
   const backfill = async (embedding: MemoryEmbedder, owner: string, all: Candidate[]): Promise<void> => {
     const missing = all.filter((c) => !c.vector).slice(0, BACKFILL_MAX);
-    const vectors =
-      missing.length > 0
-        ? await embed(
-            embedding,
-            missing.map((c) => c.item.text),
-          )
-        : undefined;
+    if (missing.length === 0) return;
+    const vectors = await embed(
+      embedding,
+      missing.map((c) => c.item.text),
+    );
     if (!vectors) return;
     const at = isoNow(clock);
-    const byOwner = new Map<string, MemoryEvent[]>();
-    missing.forEach((c, i) => {
-      const vector = vectors[i];
-      if (!vector) return;
-      c.vector = vector;
-      const of = c.shared ? SHARED_OWNER : owner;
-      byOwner.set(of, [
-        ...(byOwner.get(of) ?? []),
-        { type: 'itemEmbedded', at, id: c.item.id, model: embedding.model, vector },
-      ]);
-    });
-    for (const [of, events] of byOwner) await store.append(of, events);
+    missing.forEach((c, i) => (c.vector = vectors[i]));
+    const embedded = (shared: boolean): MemoryEvent[] =>
+      missing.flatMap((c) =>
+        c.shared === shared && c.vector
+          ? [{ type: 'itemEmbedded', at, id: c.item.id, model: embedding.model, vector: c.vector }]
+          : [],
+      );
+    for (const shared of [false, true]) {
+      const events = embedded(shared);
+      if (events.length > 0) await store.append(shared ? SHARED_OWNER : owner, events);
+    }
   };
   return {
     list: async (owner) => newestFirst(await stateOf(owner)),
