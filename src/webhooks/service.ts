@@ -130,14 +130,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   async function announce(e: WebhookEvent | undefined): Promise<void> {
     if (e && (await keepDeliveries(outbox, [...hooks.values()], e, clock.now()))) dispatcher.wake();
   }
-  const announced = (e: WebhookEvent | undefined): void =>
-    void announce(e).catch((err: unknown) =>
-      log.error({ err, eventId: e?.id }, 'webhook outbox: could not keep a delivery'),
-    );
-  const heard = (name: string, payload: unknown, ts: number): void =>
-    void announceFrame(name, payload, ts).catch((err: unknown) =>
-      log.error({ err, event: name }, 'webhook outbox: could not keep a delivery'),
-    );
+  /** Keeps deliveries in the background: a failure is logged with `fields`. */
+  const inBackground = (keeping: Promise<void>, fields: Record<string, unknown>): void =>
+    void keeping.catch((err: unknown) => log.error({ err, ...fields }, 'webhook outbox: could not keep a delivery'));
   /** A turn's first frame: its recheck is kept while a webhook exists or its task has a push config. */
   async function turnStarted(payload: unknown): Promise<void> {
     const { sessionId, turnId } = payload as { sessionId: string; turnId?: string };
@@ -175,7 +170,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** A push config was kept on the task of `turnId`: its turn's recheck is kept (a failure logged). */
     recheckTurn: (sessionKey: string, turnId: string): void => keepRecheck({ sessionId: sessionKey, turnId }),
     start(): void {
-      for (const name of WATCHED) unsubscribe.push(deps.bus.on(name, (e) => heard(e.name, e.payload, e.ts)));
+      for (const name of WATCHED)
+        unsubscribe.push(
+          deps.bus.on(name, (e) => inBackground(announceFrame(e.name, e.payload, e.ts), { event: e.name })),
+        );
       unsubscribe.push(
         deps.bus.on('agent.userMessage', (e) =>
           turnStarted(e.payload).catch((err: unknown) => log.error({ err }, 'webhook outbox: no recheck kept')),
@@ -197,7 +195,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
     /** The agent deleted the session `key` (its `onSessionDeleted`). */
     sessionDeleted(key: string): void {
-      if (hooks.size > 0) announced(deletedEvent(key, clock.now(), randomUUID()));
+      if (hooks.size === 0) return;
+      const e = deletedEvent(key, clock.now(), randomUUID());
+      inBackground(announce(e), { eventId: e.id });
     },
     async stop(): Promise<void> {
       for (const off of unsubscribe.splice(0)) off();
