@@ -25,7 +25,7 @@ interface Answer {
 }
 
 function probe(allowPrivate: boolean, urls: string[]): Answer[] {
-  const script = 'ip link set lo up && exec node --import tsx test/support/ssrf-probe.ts "$@"';
+  const script = 'ip link set lo up && exec node test/support/ssrf-probe.mjs "$@"';
   const out = execFileSync('unshare', ['-n', 'sh', '-c', script, 'probe', String(allowPrivate), ...urls], {
     encoding: 'utf8',
     timeout: 60_000,

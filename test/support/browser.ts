@@ -1,14 +1,14 @@
 /**
  * A real browser for the page tests: Debian's Chromium (or AGENTD_CHROMIUM) driven by playwright-core,
- * headless with a fresh profile. Without Chromium the tests skip with a notice, unless
+ * headless, a fresh context per file (one browser per worker process: `openBrowser`). Without Chromium the tests skip with a notice, unless
  * AGENTD_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   chromium,
+  type Browser as PlaywrightBrowser,
   type BrowserContext,
   type ConsoleMessage,
   type Page,
@@ -44,32 +44,42 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function openBrowser(executablePath: string): Promise<Browser> {
-  const profile = await mkdtemp(join(tmpdir(), 'agentd-chromium-'));
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 800 },
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * One Chromium per worker process, shared by the page files the worker runs one after another (the int project
+ * does not isolate files, so this module's state outlives a file): a launch costs about a second of CPU, a context
+ * a few milliseconds. playwright ends the browser when the worker exits; a browser that crashed is launched again.
+ */
+let shared: Promise<PlaywrightBrowser> | undefined;
+function sharedChromium(executablePath: string): Promise<PlaywrightBrowser> {
+  shared ??= chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS }).then((browser) => {
+    browser.on('disconnected', () => (shared = undefined));
+    return browser;
   });
-  const page = context.pages()[0] ?? (await context.newPage());
+  return shared;
+}
+
+/** A fresh browser context (its own cookies, storage and cache, as a new profile has) with one page. */
+export async function openBrowser(executablePath: string): Promise<Browser> {
+  const context: BrowserContext = await (
+    await sharedChromium(executablePath)
+  ).newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
   return {
     page,
     async screenshot(name) {
       await mkdir(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
     },
-    async close() {
-      await context.close();
-      await rm(profile, { recursive: true, force: true });
-    },
+    close: () => context.close(),
   };
 }
 

@@ -5,7 +5,7 @@ import { vi } from 'vitest';
  * 2-core machine can be slow to start processes and deliver frames, yet a bound, so that a real
  * hang fails with the condition it waited for rather than the test's timeout.
  */
-export const PATIENT: { readonly timeout: number; readonly interval: number } = { timeout: 20_000, interval: 50 };
+export const PATIENT: { readonly timeout: number; readonly interval: number } = { timeout: 30_000, interval: 50 };
 
 /**
  * Resolves once `check` holds (re-checked every `interval`), or fails naming `what` (a function when

@@ -26,10 +26,16 @@ export interface EngineSelection {
   fallback?: { reason: string; detail?: string; summary: string };
 }
 
-/** The C library version this process runs on (Linux with glibc), else undefined. */
+let glibc: { version: string | undefined } | undefined;
+/**
+ * The C library version this process runs on (Linux with glibc), else undefined: read once per process (a process
+ * report costs tens of milliseconds, and every app created in a process asks).
+ */
 function glibcVersion(): string | undefined {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return header?.glibcVersionRuntime;
+  const header = () =>
+    (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  glibc ??= { version: header()?.glibcVersionRuntime };
+  return glibc.version;
 }
 
 /**
