@@ -101,7 +101,11 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     );
     expect(endOf(frames, turnId)).toMatchObject({ event: 'response', data: { turnId } });
     const results = frames.filter((f) => f.event === 'toolResult' && f.data.turnId === turnId);
-    expect(results.map((f) => [f.data.toolName, f.data.success])).toEqual(
+    // The results in full when they differ: a failed re-run says why (not connected, a timeout, the tool's error).
+    expect(
+      results.map((f) => [f.data.toolName, f.data.success]),
+      JSON.stringify(results),
+    ).toEqual(
       expect.arrayContaining([
         ['send', false],
         ['read', true],
