@@ -151,7 +151,9 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
         ...(await candidates(owner, false)),
         ...(owner === SHARED_OWNER ? [] : await candidates(SHARED_OWNER, true)),
       ];
-      const queryVector = embedder && query.trim() !== '' ? (await embed(embedder, [query]))?.[0] : undefined;
+      // Nothing to rank asks nothing of the embeddings API.
+      const semantic = embedder && all.length > 0 && query.trim() !== '';
+      const queryVector = semantic ? (await embed(embedder, [query]))?.[0] : undefined;
       if (!embedder || !queryVector) return searchItems(all, query, limit);
       await backfill(embedder, owner, all);
       return fuse(searchItems(all, query, Infinity), semanticRanking(all, queryVector), limit);

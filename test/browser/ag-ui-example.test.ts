@@ -43,7 +43,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     const reply = 'one two three four five six seven eight';
     await page.evaluate(RECORD_REPLIES);
     await send(page, `Hello agentd [[reply:${reply}]] [[rate:8]]`);
-    await answered(page, reply, () => example!.output());
+    await answered(page, reply, example!);
     // Shown piece by piece as agentd streamed it, not all at once at the end.
     const shown = await page.evaluate<string[]>('window.shownReplies');
     expect(shown.filter((text) => text !== reply && reply.startsWith(text))).not.toEqual([]);
@@ -63,7 +63,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
 
     await approval.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => call.locator('.tool-call-result').textContent(), PATIENT).toContain('Echo: from the page');
-    await answered(page, 'The echo tool answered.', () => example!.output());
+    await answered(page, 'The echo tool answered.', example!);
     await expect(approval.count()).resolves.toBe(0);
     expect(failures!.list()).toEqual([]);
   });
@@ -73,7 +73,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     await send(page, 'Not this [[tool:echo {"message":"never echoed"}]] [[reply:Understood, no echo.]]');
     const approval = page.getByRole('region', { name: 'Approval' });
     await approval.getByRole('button', { name: 'Deny' }).click({ timeout: PATIENT.timeout });
-    await answered(page, 'Understood, no echo.', () => example!.output());
+    await answered(page, 'Understood, no echo.', example!);
     const call = page.getByRole('region', { name: 'Tool call echo' }).last();
     expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
     expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
@@ -102,7 +102,7 @@ async function send(page: Page, text: string): Promise<void> {
  * Waits for an assistant message holding `text`, then until the chat has no run going. When it does not come, the
  * failure shows what the chat shows and the launcher's last output (agentd's and Vite's logs).
  */
-async function answered(page: Page, text: string, launcherOutput: () => string): Promise<void> {
+async function answered(page: Page, text: string, example: RunningExample): Promise<void> {
   try {
     await page.getByTestId('copilot-assistant-message').filter({ hasText: text }).waitFor({ timeout: PATIENT.timeout });
     await page
@@ -114,7 +114,7 @@ async function answered(page: Page, text: string, launcherOutput: () => string):
       .innerText({ timeout: 1_000 })
       .catch(() => '(unreadable)');
     throw new Error(
-      `${e instanceof Error ? e.message : String(e)}\n--- the chat shows:\n${chat}\n--- the launcher printed last:\n${launcherOutput().slice(-6_000)}`,
+      `${e instanceof Error ? e.message : String(e)}\n--- the chat shows:\n${chat}\n--- the launcher printed last:\n${example.output().slice(-6_000)}`,
     );
   }
 }

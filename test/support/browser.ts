@@ -1,7 +1,7 @@
 /**
  * A real browser for the page tests: Debian's Chromium (or AGENTD_CHROMIUM) driven by playwright-core,
- * headless, a fresh context per file (one browser per worker process: `openBrowser`). Without Chromium the tests skip with a notice, unless
- * AGENTD_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
+ * headless, a fresh context per file in one browser per worker process (`openBrowser`). Without Chromium the tests
+ * skip with a notice, unless AGENTD_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import {
   chromium,
   type Browser as PlaywrightBrowser,
-  type BrowserContext,
   type ConsoleMessage,
   type Page,
   type Request,
@@ -69,9 +68,8 @@ function sharedChromium(executablePath: string): Promise<PlaywrightBrowser> {
 
 /** A fresh browser context (its own cookies, storage and cache, as a new profile has) with one page. */
 export async function openBrowser(executablePath: string): Promise<Browser> {
-  const context: BrowserContext = await (
-    await sharedChromium(executablePath)
-  ).newContext({ viewport: { width: 1280, height: 800 } });
+  const browser = await sharedChromium(executablePath);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   return {
     page,

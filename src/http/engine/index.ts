@@ -1,6 +1,6 @@
 /**
  * Which engine serves HTTP and WebSockets, chosen by `selectEngine` from `AGENTD_ENGINE` (the app
- * selects at creation: src/app.ts; the native addon itself loads once per process):
+ * selects at creation: src/app.ts; the native addon is tried once per process, its outcome kept):
  *
  * - `auto` (default): uWebSockets.js when its native addon loads here, else Node's sockets + `ws`, with
  *   the loader's reason kept for the one start-up log line that says so;
@@ -26,16 +26,10 @@ export interface EngineSelection {
   fallback?: { reason: string; detail?: string; summary: string };
 }
 
-let glibc: { version: string | undefined } | undefined;
-/**
- * The C library version this process runs on (Linux with glibc), else undefined: read once per process (a process
- * report costs tens of milliseconds, and every app created in a process asks).
- */
+/** The C library version this process runs on (Linux with glibc), else undefined. */
 function glibcVersion(): string | undefined {
-  const header = () =>
-    (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  glibc ??= { version: header()?.glibcVersionRuntime };
-  return glibc.version;
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return header?.glibcVersionRuntime;
 }
 
 /**
@@ -76,6 +70,24 @@ function unavailable(name: EngineName, error: Error): Engine {
   return { name, label: `${name} (unavailable)`, createApp: () => app };
 }
 
+type UwsAttempt = { engine: Engine } | { why: { reason: string; detail?: string }; summary: string };
+let uwsAttempt: UwsAttempt | undefined;
+/**
+ * The process's one attempt to load the addon, kept for every app created later: Node does not cache a failed
+ * require, and the sentence saying why reads a process report (tens of milliseconds).
+ */
+function attemptUws(): UwsAttempt {
+  if (!uwsAttempt) {
+    try {
+      uwsAttempt = { engine: loadUws() };
+    } catch (err) {
+      const why = describe(err);
+      uwsAttempt = { why, summary: fallbackSummary(why) };
+    }
+  }
+  return uwsAttempt;
+}
+
 export function selectEngine(choice: string | undefined): EngineSelection {
   const wanted = choice?.trim().toLowerCase() || 'auto';
   if (wanted === 'node') return { engine: nodeEngine };
@@ -84,19 +96,17 @@ export function selectEngine(choice: string | undefined): EngineSelection {
       engine: unavailable('node', new Error(`AGENTD_ENGINE must be auto, uws or node, not ${JSON.stringify(choice)}`)),
     };
   }
-  try {
-    return { engine: loadUws() };
-  } catch (err) {
-    const why = describe(err);
-    if (wanted === 'auto') return { engine: nodeEngine, fallback: { ...why, summary: fallbackSummary(why) } };
-    const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
-    return {
-      engine: unavailable(
-        'uws',
-        new Error(
-          `AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`,
-        ),
+  const attempt = attemptUws();
+  if ('engine' in attempt) return attempt;
+  const { why, summary } = attempt;
+  if (wanted === 'auto') return { engine: nodeEngine, fallback: { ...why, summary } };
+  const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
+  return {
+    engine: unavailable(
+      'uws',
+      new Error(
+        `AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`,
       ),
-    };
-  }
+    ),
+  };
 }
