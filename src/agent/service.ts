@@ -62,6 +62,37 @@ function agentMemory(service: MemoryService | undefined, config: AgentServiceOpt
   };
 }
 
+/**
+ * Where turns resume: the store's marks of open turns (they find the turns a restart left running), and the sessions
+ * holding one opened once the tool servers were attempted. A session opened before (a request during start-up) waits
+ * for `resumeLeftRunning()` to settle its open turn (`toolsAttempted`, SessionDeps).
+ */
+function turnResumption(store: AgentServiceOptions['store'], bus: AgentServiceOptions['bus'], log: Logger) {
+  let toolsWereAttempted = () => {};
+  const toolsAttempted = new Promise<void>((resolve) => (toolsWereAttempted = resolve));
+  const openLeftRunning = async () => {
+    const ids = (await store.openTurnSessions?.()) ?? [];
+    if (ids.length > 0) log.info({ sessions: ids.length }, 'opening the sessions whose turns a restart left running');
+    for (const id of ids) {
+      if (!isSessionKey(id)) continue;
+      await bus
+        .execute('agent.openSession', { sessionId: id })
+        .catch((err: unknown) => log.warn({ err, sessionId: id }, 'opening a session with an open turn failed'));
+    }
+  };
+  return {
+    marker: (sessionId: string) => async (open: boolean) =>
+      await store
+        .markOpenTurn?.(sessionId, open)
+        .catch((err: unknown) => log.warn({ err, sessionId, open }, 'marking an open turn failed')),
+    toolsAttempted,
+    resumeLeftRunning(): void {
+      toolsWereAttempted();
+      void openLeftRunning().catch((err: unknown) => log.warn({ err }, 'finding open turns failed'));
+    },
+  };
+}
+
 export function createAgentService(opts: AgentServiceOptions) {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -90,22 +121,7 @@ export function createAgentService(opts: AgentServiceOptions) {
     bus.emit(name, frame.data, meta);
   };
 
-  /** Keeps the store's marks of open turns (only where turns resume: they find the turns a restart left running). */
-  const marker = (sessionId: string) => async (open: boolean) =>
-    await store
-      .markOpenTurn?.(sessionId, open)
-      .catch((err: unknown) => log.warn({ err, sessionId, open }, 'marking an open turn failed'));
-  /** Opens every session the store marks with a turn open, so the turns a restart left running go on at once. */
-  const resumeLeftRunning = async () => {
-    const ids = (await store.openTurnSessions?.()) ?? [];
-    if (ids.length > 0) log.info({ sessions: ids.length }, 'opening the sessions whose turns a restart left running');
-    for (const id of ids) {
-      if (!isSessionKey(id)) continue;
-      await bus
-        .execute('agent.openSession', { sessionId: id })
-        .catch((err: unknown) => log.warn({ err, sessionId: id }, 'opening a session with an open turn failed'));
-    }
-  };
+  const resumption = turnResumption(store, bus, log);
 
   const sessions = createSessionRegistry({
     open: (sessionId) =>
@@ -133,7 +149,11 @@ export function createAgentService(opts: AgentServiceOptions) {
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
         ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),
-        ...(opts.resumeTurns !== undefined && { resumeTurns: opts.resumeTurns, markOpenTurn: marker(sessionId) }),
+        ...(opts.resumeTurns !== undefined && {
+          resumeTurns: opts.resumeTurns,
+          markOpenTurn: resumption.marker(sessionId),
+          toolsAttempted: resumption.toolsAttempted,
+        }),
       }),
     store,
     quotas,
@@ -174,10 +194,11 @@ export function createAgentService(opts: AgentServiceOptions) {
     /**
      * Opens every session the store marks with a turn open (when turns resume), so the turns a restart left running go
      * on without waiting for a command; called once the tool servers were attempted (a resumed call needs its server).
+     * A session opened before (a request during start-up) waits for this call to settle its open turn.
      */
     resumeLeftRunning(): void {
       if (opts.resumeTurns === undefined || unregister.length === 0) return;
-      void resumeLeftRunning().catch((err: unknown) => log.warn({ err }, 'finding open turns failed'));
+      resumption.resumeLeftRunning();
     },
     async stop(): Promise<void> {
       for (const off of unregister.splice(0)) off();

@@ -52,7 +52,8 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     await rm(dir, { recursive: true, force: true });
   });
 
-  const boot = async (name: string) => {
+  /** agentd on the JSONL folder `name`; its tool server takes `startDelayMs` to come up. */
+  const boot = async (name: string, startDelayMs = 0) => {
     const agent = await writeAgentFile({
       llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
       storage: { type: 'jsonl', dir: join(dir, name) },
@@ -62,7 +63,7 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
           type: 'stdio',
           command: process.execPath,
           args: [fixturePath('interrupt-server')],
-          env: { CALLS_FILE: join(dir, `${name}.calls`) },
+          env: { CALLS_FILE: join(dir, `${name}.calls`), START_DELAY_MS: String(startDelayMs) },
         },
       },
     });
@@ -92,7 +93,8 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     const turnId = (await history(first.url, 's1')).find((f) => f.event === 'userMessage')!.data.turnId;
     await kill(first.p);
 
-    const second = await boot('tools');
+    // Its tool server slow to come up, while the history is asked at once: the resumed calls wait for the server.
+    const second = await boot('tools', 2000);
     let frames: Frame[] = [];
     await until(
       async () => endOf((frames = await history(second.url, 's1')), turnId) !== undefined,

@@ -80,6 +80,7 @@ describe("a turn's open mark", () => {
       { v: EVENT_VERSION, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
     ]);
     await agent.start();
+    agent.resumeLeftRunning(); // as the app does once its tool servers were attempted
     await bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's2') });
     expect(marks).toEqual([false]); // a mark a crash left behind goes
     land();
@@ -92,6 +93,28 @@ describe("a turn's open mark", () => {
     await expect.poll(() => recorder.named('agent.response').map((r) => r.turnId)).toEqual(['t1']);
     expect(asked).toEqual(['left running']);
     expect(marks).toEqual([false, true, false]);
+    land();
+    await agent.stop();
+  });
+
+  it('waits, in a session opened during start-up, until the tool servers were attempted before it resumes the turn', async () => {
+    const { bus, store, agent, recorder, asked, land } = rig();
+    await store.append('s1', [{ v: EVENT_VERSION, type: 'userMessage', turnId: 't1', content: 'left running' }]);
+    await agent.start();
+    // A request that opens the session while agentd still connects its tool servers (it listens before that).
+    let opened = false;
+    const opening = bus
+      .execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') })
+      .then(() => (opened = true));
+    await settle();
+    expect([opened, recorder.named('agent.stepRestarted'), asked]).toEqual([false, [], []]);
+
+    agent.resumeLeftRunning();
+    await opening;
+    await expect.poll(() => recorder.named('agent.stepRestarted').length).toBe(1);
+    land();
+    await expect.poll(() => recorder.named('agent.response').map((r) => r.turnId)).toEqual(['t1']);
+    expect(asked).toEqual(['left running']);
     land();
     await agent.stop();
   });

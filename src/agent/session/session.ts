@@ -4,7 +4,7 @@
  * decided against that state and carried out in one place (handle.ts). Contracts a caller relies on:
  * - `send` resolves once the message is in the log (a queued one once its `messageQueued` is); a fact
  *   that cannot be stored cancels its turn.
- * - At open, what the log left open is settled before anything runs.
+ * - At open, what the log left open is settled before anything runs; an open turn, once `toolsAttempted` resolved.
  * - A question is held by the running turn, which closes it the moment it answers it: a second answer
  *   is refused even while the first is being written.
  * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written (else the end of a turn
@@ -24,11 +24,16 @@ export type Session = Awaited<ReturnType<typeof openSession>>;
 
 export async function openSession(deps: SessionDeps) {
   const { sessionId } = deps;
-  const mark = await deps.store.latest(sessionId, ['contextCompacted']);
-  const state = foldSession(
-    sessionId,
-    await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0),
-  );
+  const load = async () => {
+    const mark = await deps.store.latest(sessionId, ['contextCompacted']);
+    const from = mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0;
+    return foldSession(sessionId, await deps.store.read(sessionId, from));
+  };
+  let state = await load();
+  if (state.openTurn && deps.toolsAttempted) {
+    await deps.toolsAttempted; // opened during start-up: the turn's calls need their tool servers
+    state = await load();
+  }
   const w = wireSession(deps, state);
   const { actor, outbox, life } = w;
   const { handle, held } = createHandler(w, deps);

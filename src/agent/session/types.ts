@@ -51,4 +51,10 @@ export interface SessionDeps extends Pick<
    * is written, and never rejects (a failure is logged).
    */
   markOpenTurn?: (open: boolean) => Promise<void>;
+  /**
+   * Resolves once the tool servers were attempted (where turns resume): a session whose log holds an open turn waits
+   * for it before it settles that turn, so a request that opens it during start-up does not resume its tool calls
+   * before their servers could connect.
+   */
+  toolsAttempted?: Promise<void>;
 }
