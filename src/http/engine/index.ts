@@ -17,13 +17,16 @@ export { addressText, formatIp } from './address.ts';
 export { createInject, type Inject, type InjectOptions } from './inject.ts';
 export { slowConsumer } from './ws-close.ts';
 
+/** Why uWebSockets.js did not load: `reason`, its error's first line, and `detail`, the underlying error. */
+type LoadFailure = { reason: string; detail?: string };
+
 export interface EngineSelection {
   engine: Engine;
   /**
-   * Set when `auto` fell back to node: why uWebSockets.js did not load (`reason`: its first line, `detail`: the
-   * underlying error) and `summary`, the one sentence a person reads at start-up (`fallbackSummary`).
+   * Set when `auto` fell back to node: why uWebSockets.js did not load and `summary`, the one sentence a person
+   * reads at start-up (`fallbackSummary`).
    */
-  fallback?: { reason: string; detail?: string; summary: string };
+  fallback?: LoadFailure & { summary: string };
 }
 
 /** The C library version this process runs on (Linux with glibc), else undefined. */
@@ -36,7 +39,7 @@ function glibcVersion(): string | undefined {
  * Why uWebSockets.js did not load, in one sentence that names the real cause (the package's own first line
  * blames the Node version or the platform whatever the cause), ending with the engine used instead.
  */
-export function fallbackSummary(why: { reason: string; detail?: string }, glibc = glibcVersion()): string {
+export function fallbackSummary(why: LoadFailure, glibc = glibcVersion()): string {
   const text = `${why.reason}\n${why.detail ?? ''}`;
   const needed = /GLIBC_(\d+(?:\.\d+)+)'? not found/.exec(text)?.[1];
   if (needed)
@@ -48,7 +51,7 @@ export function fallbackSummary(why: { reason: string; detail?: string }, glibc 
 }
 
 /** The first line of a load error and, when it says more below, its last line (the dynamic loader's words). */
-function describe(err: unknown): { reason: string; detail?: string } {
+function describe(err: unknown): LoadFailure {
   const lines = (err instanceof Error ? err.message : String(err))
     .split('\n')
     .map((l) => l.trim())
@@ -70,7 +73,7 @@ function unavailable(name: EngineName, error: Error): Engine {
   return { name, label: `${name} (unavailable)`, createApp: () => app };
 }
 
-type UwsAttempt = { engine: Engine } | { why: { reason: string; detail?: string }; summary: string };
+type UwsAttempt = { engine: Engine } | { fallback: NonNullable<EngineSelection['fallback']> };
 let uwsAttempt: UwsAttempt | undefined;
 /**
  * The process's one attempt to load the addon, kept for every app created later: Node does not cache a failed
@@ -82,7 +85,7 @@ function attemptUws(): UwsAttempt {
       uwsAttempt = { engine: loadUws() };
     } catch (err) {
       const why = describe(err);
-      uwsAttempt = { why, summary: fallbackSummary(why) };
+      uwsAttempt = { fallback: { ...why, summary: fallbackSummary(why) } };
     }
   }
   return uwsAttempt;
@@ -98,9 +101,9 @@ export function selectEngine(choice: string | undefined): EngineSelection {
   }
   const attempt = attemptUws();
   if ('engine' in attempt) return attempt;
-  const { why, summary } = attempt;
-  if (wanted === 'auto') return { engine: nodeEngine, fallback: { ...why, summary } };
-  const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
+  const { fallback } = attempt;
+  if (wanted === 'auto') return { engine: nodeEngine, fallback };
+  const cause = fallback.detail ? `${fallback.detail} (the package says: ${fallback.reason})` : fallback.reason;
   return {
     engine: unavailable(
       'uws',
