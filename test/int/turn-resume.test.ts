@@ -93,7 +93,7 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     const turnId = (await history(first.url, 's1')).find((f) => f.event === 'userMessage')!.data.turnId;
     await kill(first.p);
 
-    // Its tool server slow to come up, while the history is asked at once: the resumed calls wait for the server.
+    // Its tool server slow to come up: the turn resumes once the server was attempted, and its read runs there.
     const second = await boot('tools', 2000);
     let frames: Frame[] = [];
     await until(

@@ -24,16 +24,14 @@ export type Session = Awaited<ReturnType<typeof openSession>>;
 
 export async function openSession(deps: SessionDeps) {
   const { sessionId } = deps;
-  const load = async () => {
-    const mark = await deps.store.latest(sessionId, ['contextCompacted']);
-    const from = mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0;
-    return foldSession(sessionId, await deps.store.read(sessionId, from));
-  };
-  let state = await load();
-  if (state.openTurn && deps.toolsAttempted) {
-    await deps.toolsAttempted; // opened during start-up: the turn's calls need their tool servers
-    state = await load();
-  }
+  const mark = await deps.store.latest(sessionId, ['contextCompacted']);
+  const state = foldSession(
+    sessionId,
+    await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0),
+  );
+  // Opened during start-up: the open turn's calls need their tool servers. Nothing writes this log meanwhile: every
+  // command for the session waits for this open.
+  if (state.openTurn && deps.toolsAttempted) await deps.toolsAttempted;
   const w = wireSession(deps, state);
   const { actor, outbox, life } = w;
   const { handle, held } = createHandler(w, deps);
