@@ -2,7 +2,7 @@
  * The agent's session service: the handler of every `agent.*` bus command (command-handlers.ts) over the sessions held
  * in memory (session-registry.ts).
  * `stop()` removes the handlers, cancels running and queued turns (reason 'shutdown') and waits for their events to
- * be stored. Health (`agent.health`) also recovers when the store says its medium is back.
+ * be stored. Health (`agent.health`) also degrades when the store says its medium is lost, and recovers when it is back.
  */
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
@@ -111,7 +111,7 @@ export function createAgentService(opts: AgentServiceOptions) {
   });
   const unregister: (() => void)[] = [];
   const storage = createStorageHealth(clock);
-  store.onRecovered?.(() => storage.ok());
+  store.watchMedium?.({ lost: (err) => storage.failed(err), recovered: () => storage.ok() });
 
   /** Made once per frame name: a chunk builds (and hashes) no new string. */
   const busNames = new Map<Published['event'], `agent.${Published['event']}`>();

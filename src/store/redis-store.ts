@@ -25,7 +25,7 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
  *   (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order), `<prefix>open-turns` (the
  *   keys of sessions with a turn open: `markOpenTurn`) and `<prefix>store-id`.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls fail at once with
- *   SERVICE_UNAVAILABLE until it is back, which `onRecovered` listeners hear of.
+ *   SERVICE_UNAVAILABLE until it is back; `watchMedium` watchers hear of both.
  */
 export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
   const { log, parseEvent, keyPrefix } = options;
@@ -201,11 +201,14 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       return identity();
     },
 
-    onRecovered(listener) {
+    watchMedium(watcher) {
       let lost = false;
-      client.on('error', () => (lost = true));
+      client.on('error', (err: Error) => {
+        if (!lost) watcher.lost(err);
+        lost = true;
+      });
       client.on('ready', () => {
-        if (lost) listener();
+        if (lost) watcher.recovered();
         lost = false;
       });
     },

@@ -147,7 +147,10 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
 
       const port = Number(new URL(redis.url).port);
       await redis.stop();
+      // Both saw it go (a `ready` read before an instance noticed would say nothing about its coming back).
+      for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'degraded' });
       redis = await startRedis(port, { dir });
+      // Ready once every connection of each instance is back (the store's too: its commands would fail offline).
       for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
       // B's subscriptions come back with its connection (frames published before that are not promised).
       await expect.poll(() => channelSubscribers(redis.url, `${keyPrefix}{s:watched}:live`), PATIENT).toBe(1);

@@ -1,9 +1,13 @@
-/** agentd on the Redis store: sessions survive a restart of the service, and a missing Redis stops start-up. */
+/**
+ * agentd on the Redis store: sessions survive a restart of the service, health follows the store's connection, and a
+ * missing Redis stops start-up.
+ */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const enabled = hasRedisServer();
 
@@ -45,6 +49,35 @@ describe.skipIf(!enabled)('storage: redis', () => {
       expect(sessions.sessions).toEqual([expect.objectContaining({ id: 'default', lastSeq: 4 })]);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('says degraded while Redis is away, before any write fails, and ready only once the store can write again', async () => {
+    const own = await startRedis();
+    const app = await startApp(
+      { storage: { type: 'redis', url: own.url, keyPrefix: `int${randomUUID()}:` } },
+      { modelUrl: sim.url },
+    );
+    let restarted: RedisServer | undefined;
+    try {
+      const agentHealth = async () =>
+        ((await (await fetch(`${app.url}/api/health`)).json()) as { agent: { status: string; cause?: string } }).agent;
+      expect(await agentHealth()).toMatchObject({ status: 'ready' });
+      await own.stop();
+      await expect.poll(agentHealth, PATIENT).toMatchObject({ status: 'degraded' });
+      restarted = await startRedis(Number(new URL(own.url).port));
+      await expect.poll(agentHealth, PATIENT).toMatchObject({ status: 'ready' });
+      // Ready means the store answers: a turn is stored at once.
+      const res = await fetch(`${app.url}/api/message-sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: 'back' }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await app.stop();
+      await own.stop(); // (stops once: a second call waits on the same exit)
+      await restarted?.stop();
     }
   });
 
