@@ -9,8 +9,8 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './paths.ts';
 
-/** What `tsconfig.build.json` compiles, and the config itself. */
-const SOURCES = ['src', 'machines', 'tools/demo', 'tools/simulator', 'tsconfig.json', 'tsconfig.build.json'];
+/** What `npm run build` compiles (tools/build.mjs), and what says how. */
+const SOURCES = ['src', 'machines', 'tools/demo', 'tools/simulator', 'tsconfig.json', 'tools/build.mjs'];
 const BUILT = join(ROOT, 'dist', 'src', 'cli.js');
 
 /** The newest modification time of a file or of any file below a folder (0 when absent). */
