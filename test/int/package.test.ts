@@ -45,6 +45,7 @@ describe('the packed tarball', () => {
         'bin/agentd.js',
         'dist/src/cli.js',
         'dist/tools/demo/main.js',
+        'dist/THIRD-PARTY-NOTICES.md', // the licences of the packages bundled into those entries
         'web/console/index.html',
         'dist/marked/LICENSE',
         'dist/dompurify/LICENSE',
