@@ -10,6 +10,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService, type McpServiceOptions } from '../../src/tools/index.ts';
 import type { ServerRecord } from '../../src/tools/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
+import { listeningPorts } from '../support/processes.ts';
 import { PATIENT } from '../support/wait.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 import type { KeyedCall } from '../support/keyed-app.ts';
@@ -78,6 +79,7 @@ export function harness(
   };
 }
 
+/** A port nothing listens on now (for a refusal; a server given it could find it taken meanwhile). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -89,13 +91,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** server-everything in an HTTP mode on a free loopback port; resolves once it listens. */
+/**
+ * server-everything over HTTP (`streamableHttp` or `sse`), on a port it takes itself (PORT=0; read off /proc, as it
+ * logs only the 0): a port picked here and freed first could be another file's server by the time it binds.
+ */
 export async function startEverythingHttp(
   mode: 'streamableHttp' | 'sse',
 ): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
-    env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: String(port) },
+    env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -110,6 +114,9 @@ export async function startEverythingHttp(
     });
     child.once('exit', (code) => reject(new Error(`server-everything ${mode} exited with ${code}: ${seen}`)));
   });
+  const [port, ...more] = listeningPorts(child.pid!);
+  if (port === undefined || more.length > 0)
+    throw new Error(`server-everything ${mode} listens on [${[port, ...more].join(', ')}]`);
   return {
     port,
     child,

@@ -1,5 +1,5 @@
 /** The machine's running processes as Linux's /proc shows them, for tests about which processes live. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export interface Proc {
   pid: number;
@@ -43,4 +43,29 @@ export function descendantsOf(pid: number): Proc[] {
 export function stillRunning(list: Proc[]): Proc[] {
   const now = processes();
   return list.filter((p) => now.some((q) => q.pid === p.pid && q.cmd === p.cmd));
+}
+
+/**
+ * The TCP ports process `pid` listens on, from /proc: its sockets' inodes (/proc/<pid>/fd) matched against the
+ * listening entries of /proc/<pid>/net/tcp and tcp6. For a server told to take a free port itself (port 0) that
+ * logs only the 0 it was given: a port a test picked and freed first may be taken by another file meanwhile.
+ */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === '0A' && inode && inodes.has(inode)) ports.add(parseInt(local!.split(':')[1]!, 16)); // 0A: LISTEN
+    }
+  }
+  return [...ports];
 }
