@@ -90,6 +90,11 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     });
     expect(sent.status).toBe(200);
     await until(async () => (await calls('tools')).length === 2, 'both calls started');
+    // And both stored: a call may start before its toolCall is in the log, and one killed then is never run again.
+    await until(
+      async () => (await history(first.url, 's1')).filter((f) => f.event === 'toolCall').length === 2,
+      'both toolCall facts stored',
+    );
     const turnId = (await history(first.url, 's1')).find((f) => f.event === 'userMessage')!.data.turnId;
     await kill(first.p);
 
