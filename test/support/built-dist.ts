@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { ROOT } from './paths.ts';
 
 /** What `npm run build` compiles (tools/build.mjs), and what says how. */
-const SOURCES = ['src', 'machines', 'tools/demo', 'tools/simulator', 'tsconfig.json', 'tools/build.mjs'];
+const SOURCES = [
+  'src',
+  'machines',
+  'tools/demo',
+  'tools/simulator',
+  'tsconfig.json',
+  'tools/build.mjs',
+  'tools/build-notices.mjs',
+];
 const BUILT = join(ROOT, 'dist', 'src', 'cli.js');
 
 /** The newest modification time of a file or of any file below a folder (0 when absent). */
