@@ -111,7 +111,7 @@ export function createAgentService(opts: AgentServiceOptions) {
   });
   const unregister: (() => void)[] = [];
   const storage = createStorageHealth(clock);
-  store.watchMedium?.({ lost: (err) => storage.failed(err), recovered: () => storage.ok() });
+  store.watchMedium?.({ lost: (err) => storage.failed(err), back: () => storage.ok() });
 
   /** Made once per frame name: a chunk builds (and hashes) no new string. */
   const busNames = new Map<Published['event'], `agent.${Published['event']}`>();

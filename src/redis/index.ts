@@ -21,20 +21,37 @@ export function createRedisConnection(url: string, role: string, log: Logger) {
         connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`),
     },
   });
-  let down = false; // one warning per outage, not one per reconnection attempt
-  client.on('error', (err: Error) => {
-    if (!down) log.warn({ err: err.message, redis: where }, `${role}: redis connection lost; reconnecting`);
-    down = true;
-  });
-  client.on('ready', () => {
-    if (down && connected) log.info({ redis: where }, `${role}: redis connection back`);
-    down = false;
-    connected = true;
+  client.on('ready', () => (connected = true));
+  watchOutages(client, {
+    lost: (err) => log.warn({ err: err.message, redis: where }, `${role}: redis connection lost; reconnecting`),
+    back: () => log.info({ redis: where }, `${role}: redis connection back`),
   });
   return client;
 }
 
 export type RedisConnection = ReturnType<typeof createRedisConnection>;
+
+/**
+ * Tells `on` of each outage of `client` once, however many reconnection attempts fail in it (`lost`, with the first
+ * error), and of its end (`back`, once the connection is ready again). Returns what stops it.
+ */
+export function watchOutages(client: RedisConnection, on: { lost(err: Error): void; back(): void }): () => void {
+  let down = false;
+  const onError = (err: Error) => {
+    if (!down) on.lost(err);
+    down = true;
+  };
+  const onReady = () => {
+    if (down) on.back();
+    down = false;
+  };
+  client.on('error', onError);
+  client.on('ready', onReady);
+  return () => {
+    client.off('error', onError);
+    client.off('ready', onReady);
+  };
+}
 
 /**
  * Closes `client`, letting replies already on their way arrive for at most `graceMs`, then destroys it (their

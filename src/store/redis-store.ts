@@ -1,6 +1,6 @@
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
-import { closeRedisConnection, createRedisConnection, safeRedisUrl } from '../redis/index.ts';
+import { closeRedisConnection, createRedisConnection, safeRedisUrl, watchOutages } from '../redis/index.ts';
 import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey } from './session-range.ts';
@@ -202,15 +202,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     },
 
     watchMedium(watcher) {
-      let lost = false;
-      client.on('error', (err: Error) => {
-        if (!lost) watcher.lost(err);
-        lost = true;
-      });
-      client.on('ready', () => {
-        if (lost) watcher.recovered();
-        lost = false;
-      });
+      watchOutages(client, watcher);
     },
 
     async close() {

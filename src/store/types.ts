@@ -106,7 +106,7 @@ export interface EventStore<E extends StoreEvent> {
    * Tells `watcher` each time the medium is lost (its cause) and each time it is reachable again (engines whose
    * connection can tell: Redis), so health reflects an outage before a write fails and recovers without one.
    */
-  watchMedium?(watcher: { lost(cause: Error): void; recovered(): void }): void;
+  watchMedium?(watcher: { lost(cause: Error): void; back(): void }): void;
   /**
    * Remembers whether the session has a turn open (engines whose logs outlive the process: JSONL, Redis), in a small
    * index beside the logs, so a restart finds the turns left running without reading every log.

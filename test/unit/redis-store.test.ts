@@ -107,7 +107,7 @@ describe.skipIf(!enabled)('redis store', () => {
     const own = await startRedis();
     const store = createRedisStore<SessionEvent>({ url: own.url, keyPrefix: 'f:', log, parseEvent: parseSessionEvent });
     const medium: string[] = [];
-    store.watchMedium?.({ lost: () => medium.push('lost'), recovered: () => medium.push('recovered') });
+    store.watchMedium?.({ lost: () => medium.push('lost'), back: () => medium.push('recovered') });
     await store.open();
     try {
       await store.append('s', [user('before')]);
