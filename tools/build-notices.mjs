@@ -13,16 +13,15 @@ function packageDirOf(input) {
 
 /** Writes `file`: one section per bundled package, by name. */
 export function writeThirdPartyNotices(metafile, file) {
-  const dirs = new Set(Object.keys(metafile.inputs).map(packageDirOf).filter(Boolean));
-  const sections = [...dirs]
-    .map((dir) => {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      const licenceFile = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-      const text = licenceFile ? readFileSync(join(dir, licenceFile), 'utf8').trim() : undefined;
-      return { id: `${manifest.name}@${manifest.version}`, licence: manifest.license ?? 'see its package', text };
-    })
-    .filter((s, i, all) => all.findIndex((o) => o.id === s.id) === i)
-    .sort((a, b) => a.id.localeCompare(b.id));
+  const byId = new Map();
+  for (const dir of new Set(Object.keys(metafile.inputs).map(packageDirOf).filter(Boolean))) {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const licenceFile = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    const text = licenceFile ? readFileSync(join(dir, licenceFile), 'utf8').trim() : undefined;
+    const id = `${manifest.name}@${manifest.version}`; // one section for copies of a version in several folders
+    byId.set(id, { id, licence: manifest.license ?? 'see its package', text });
+  }
+  const sections = [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
   const body = sections.map(({ id, licence, text }) =>
     [`## ${id}`, '', `Licence: ${licence}`, ...(text ? ['', '```', text, '```'] : [])].join('\n'),
   );

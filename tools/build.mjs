@@ -31,18 +31,24 @@ import {
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 import { writeThirdPartyNotices } from './build-notices.mjs';
+import { EXCLUDED, SOURCES } from './build-sources.mjs';
 import { basename, dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-/** What is compiled (a development script is not part of the package). */
-const SOURCES = ['src', 'machines', 'tools/demo', 'tools/simulator'];
-const EXCLUDED = new Set(['src/config/write-schema.ts']);
 const modules = SOURCES.flatMap((dir) =>
   readdirSync(dir, { recursive: true })
     .map((file) => join(dir, file))
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !EXCLUDED.has(file)),
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !EXCLUDED.includes(file)),
 );
-const common = { platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' };
+const common = {
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'warning',
+  bundle: true,
+  outdir: '.dist-next',
+  outbase: '.',
+};
 /** Every import stays an import; a relative one names the compiled file (`./x.ts` → `./x.js`), as tsc rewrites it. */
 const importsAsWritten = {
   name: 'imports-as-written',
@@ -53,22 +59,12 @@ const importsAsWritten = {
   },
 };
 rmSync('.dist-next', { recursive: true, force: true });
-await build({
-  ...common,
-  entryPoints: modules,
-  outdir: '.dist-next',
-  outbase: '.',
-  bundle: true,
-  plugins: [importsAsWritten],
-});
+await build({ ...common, entryPoints: modules, plugins: [importsAsWritten] });
 // The two entries, bundled together with the packages they import (their shared code is one set of chunks).
 const bundled = await build({
   ...common,
   entryPoints: ['src/cli.ts', 'tools/demo/main.ts'],
-  outdir: '.dist-next',
-  outbase: '.',
   allowOverwrite: true,
-  bundle: true,
   splitting: true, // what an entry imports lazily (`serve`, `init`) stays a chunk of its own: `--version` loads none
   chunkNames: 'src/chunks/[name]-[hash]',
   // Loaded from node_modules: the native addon, and undici (its classes read through a dynamic import() of a bundled

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -60,20 +61,14 @@ describe.skipIf(!enabled)('storage: redis', () => {
     );
     let restarted: RedisServer | undefined;
     try {
-      const agentHealth = async () =>
-        ((await (await fetch(`${app.url}/api/health`)).json()) as { agent: { status: string; cause?: string } }).agent;
+      const agentHealth = async () => (await api(app.url, 'GET', '/api/health')).body.agent as { status: string };
       expect(await agentHealth()).toMatchObject({ status: 'ready' });
       await own.stop();
       await expect.poll(agentHealth, PATIENT).toMatchObject({ status: 'degraded' });
       restarted = await startRedis(Number(new URL(own.url).port));
       await expect.poll(agentHealth, PATIENT).toMatchObject({ status: 'ready' });
       // Ready means the store answers: a turn is stored at once.
-      const res = await fetch(`${app.url}/api/message-sync`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ message: 'back' }),
-      });
-      expect(res.status).toBe(200);
+      expect((await api(app.url, 'POST', '/api/message-sync', { message: 'back' })).status).toBe(200);
     } finally {
       await app.stop();
       await own.stop(); // (stops once: a second call waits on the same exit)

@@ -7,18 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { BUILD_FILES, SOURCES } from '../../tools/build-sources.mjs';
 import { ROOT } from './paths.ts';
 
-/** What `npm run build` compiles (tools/build.mjs), and what says how. */
-const SOURCES = [
-  'src',
-  'machines',
-  'tools/demo',
-  'tools/simulator',
-  'tsconfig.json',
-  'tools/build.mjs',
-  'tools/build-notices.mjs',
-];
 const BUILT = join(ROOT, 'dist', 'src', 'cli.js');
 
 /** The newest modification time of a file or of any file below a folder (0 when absent). */
@@ -35,7 +26,7 @@ function newest(path: string): number {
 
 export function setup(): void {
   const built = newest(BUILT);
-  if (built > 0 && SOURCES.every((s) => newest(join(ROOT, s)) <= built)) return;
+  if (built > 0 && [...SOURCES, ...BUILD_FILES].every((s) => newest(join(ROOT, s)) <= built)) return;
   console.log('dist/ is missing or older than the sources: building it (npm run build)…');
   const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) throw new Error('npm run build failed: the tests start the compiled service (bin/agentd.js)');
