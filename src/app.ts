@@ -24,6 +24,7 @@ import { a2aMount } from './a2a-face/index.ts';
 import { createA2aPush } from './a2a-push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
+import { stopInOrder } from './app/stop-steps.ts';
 import { embedderOf, memoryOf } from './app/memory.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
@@ -269,22 +270,32 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ready = true;
     },
     async stop() {
-      await expiry.stop(); // before the agent and the store it sweeps
-      await scheduler.stop(); // before the agent it sends to
-      await scheduleParts.store.close();
-      relay?.close();
-      observability.unwatch();
-      frontEnd.close();
-      await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
-      waiter.close();
-      await a2aPush.stop();
-      await agent.stop();
-      await webhooks.stop();
-      await mcp.stop();
-      await cluster?.close();
-      await store.close();
-      await secrets.close();
-      await observability.shutdown();
+      await stopInOrder(
+        [
+          ['the expiry of unnamed sessions', () => expiry.stop()], // before the agent and the store it sweeps
+          ['the scheduler', () => scheduler.stop()], // before the agent it sends to
+          ['the schedule store', () => scheduleParts.store.close()],
+          [
+            'the front end',
+            () => {
+              relay?.close();
+              observability.unwatch();
+              frontEnd.close();
+            },
+          ],
+          ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
+          ['the turn waiter', () => waiter.close()],
+          ['A2A push', () => a2aPush.stop()],
+          ['the sessions', () => agent.stop()],
+          ['webhooks', () => webhooks.stop()],
+          ['the tool servers', () => mcp.stop()],
+          ['the cluster', () => cluster?.close()],
+          ['the store', () => store.close()],
+          ['the secret store', () => secrets.close()],
+          ['observability', () => observability.shutdown()],
+        ],
+        log,
+      );
     },
   };
 }

@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createApp, type App, type AppDeps } from '../../src/app.ts';
 import { parseConfig, type AgentConfig } from '../../src/config/index.ts';
 
@@ -19,16 +19,17 @@ export interface RunningApp {
  * (the simulator), no tool servers. Logs are silent unless AGENTD_TEST_LOG is set.
  */
 export function startApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<RunningApp> {
-  const { app, config } = buildApp(doc, opts);
-  return listenApp(app, config);
+  const { app, config, warnings } = buildApp(doc, opts);
+  return listenApp(app, config, warnings);
 }
 
 /** Starts the real service with a config as an agent file gives it (`loadConfig`), on a free loopback port. */
 export function startLoadedApp(config: AgentConfig, deps: Partial<AppDeps> = {}): Promise<RunningApp> {
-  return listenApp(createApp(config, { log: silentLog(), ...deps }), config);
+  const { log, warnings } = testLog();
+  return listenApp(createApp(config, { log, ...deps }), config, warnings);
 }
 
-async function listenApp(app: App, config: AgentConfig): Promise<RunningApp> {
+async function listenApp(app: App, config: AgentConfig, warnings: string[]): Promise<RunningApp> {
   await app.open();
   const port = await app.frontEnd.listen('127.0.0.1', 0);
   await app.start();
@@ -38,7 +39,7 @@ async function listenApp(app: App, config: AgentConfig): Promise<RunningApp> {
     port,
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/`,
-    stop: () => app.stop(),
+    stop: () => stopWithin(app, warnings),
   };
 }
 
@@ -47,7 +48,10 @@ export interface AppOptions {
   deps?: Partial<AppDeps>;
 }
 
-function buildApp(doc: Record<string, unknown>, opts: AppOptions): { app: App; config: AgentConfig } {
+function buildApp(
+  doc: Record<string, unknown>,
+  opts: AppOptions,
+): { app: App; config: AgentConfig; warnings: string[] } {
   const { llm, ...rest } = doc as { llm?: Record<string, unknown> };
   const config = parseConfig({
     storage: { type: 'memory' },
@@ -61,11 +65,44 @@ function buildApp(doc: Record<string, unknown>, opts: AppOptions): { app: App; c
       ...llm,
     },
   });
-  return { app: createApp(config, { log: silentLog(), ...opts.deps }), config };
+  const { log, warnings } = testLog();
+  return { app: createApp(config, { log, ...opts.deps }), config, warnings };
 }
 
-/** The service's log: silent unless AGENTD_TEST_LOG names a level. */
-const silentLog = () => pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
+/**
+ * The service's log: at the level AGENTD_TEST_LOG names, on stdout; without it, its last warnings and errors are
+ * kept (in `warnings`) to tell why a stop hangs.
+ */
+function testLog(): { log: Logger; warnings: string[] } {
+  const warnings: string[] = [];
+  const level = process.env.AGENTD_TEST_LOG;
+  if (level) return { log: pino({ level }), warnings };
+  const keep = (line: string) => {
+    warnings.push(line.trim());
+    if (warnings.length > KEPT_WARNINGS) warnings.shift();
+  };
+  return { log: pino({ level: 'warn' }, { write: keep }), warnings };
+}
+const KEPT_WARNINGS = 20;
+
+/** Longer than any stop takes (its steps are bounded), shorter than a hook's time limit. */
+const STOP_DEADLINE_MS = 60_000;
+
+/** Stops the service; one still stopping at the deadline fails with its last warnings, which name the step it waits on. */
+async function stopWithin(app: App, warnings: string[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the service was still stopping after ${STOP_DEADLINE_MS} ms:\n${warnings.join('\n')}`)),
+      STOP_DEADLINE_MS,
+    );
+  });
+  try {
+    await Promise.race([app.stop(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface InProcessApp {
   app: App;
@@ -81,14 +118,14 @@ export interface InProcessApp {
  * document; what needs a socket (WebSocket, limits per connection, engines) uses `startApp`.
  */
 export async function injectApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<InProcessApp> {
-  const { app, config } = buildApp(doc, opts);
+  const { app, config, warnings } = buildApp(doc, opts);
   await app.open();
   await app.start();
   return {
     app,
     config,
     request: (path, init) => app.frontEnd.inject(new Request(new URL(path, 'http://127.0.0.1'), init)),
-    stop: () => app.stop(),
+    stop: () => stopWithin(app, warnings),
   };
 }
 
