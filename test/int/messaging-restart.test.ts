@@ -114,6 +114,7 @@ describe('history across a restart (JSONL store)', () => {
       [4, 'You said: torn-two'],
     ]);
     expect(lastMessagesWith(env.sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    await shutdown(again); // a directory belongs to one store at a time: the next test opens it again
   });
 
   it('a client that replays with since 0, live or after a restart, sees exactly the durable frames a live client saw', async () => {
