@@ -26,6 +26,7 @@ export default defineConfig({
       'test/support/no-leftovers.ts',
       'test/support/conformance-setup.ts',
       'test/support/package-run.ts',
+      'test/support/checkout-untouched.ts',
     ],
     projects: [
       // Pure code: one module graph per worker process, shared by the files it runs one after another

@@ -14,7 +14,7 @@ export const storageSchema = z.discriminatedUnion('type', [
         .string()
         .default('./data/sessions')
         .describe(
-          "The sessions' folder: written in the file, relative to the file's folder; the default, relative to the working folder.",
+          "The sessions' folder: written in the file, relative to the file's folder; the default, relative to the working folder. One agentd at a time uses it (a second one exits 1 naming the first).",
         ),
       maxSessionsInMemory,
     })

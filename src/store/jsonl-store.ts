@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { madeOnce } from '../made-once.ts';
+import { lockDir, type DirLock } from './dir-lock.ts';
 import { createHandlePool } from './handle-pool.ts';
 import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
 import { createJsonlListing } from './jsonl-listing.ts';
@@ -31,7 +32,7 @@ const NEW_FILE_PREFIX = '.agentd-new-';
  * - Operations on a session run in call order. An append resolves once its bytes are in its file and, unless
  *   `fsync: false`, durable in the journal (jsonl-journal.ts); or rejects with its whole batch (jsonl-queue.ts).
  * - Before anything is read, the journals a crash left are replayed (jsonl-replay.ts). A directory belongs to
- *   one store at a time (a second would replay and remove the first's journal).
+ *   one store at a time: `open` takes it (dir-lock.ts) or rejects, `close` gives it up.
  * - Reads come from memory within a loaded session's window, else from the file read backwards as far as needed.
  * - `create` links a whole temporary file to the session's name: it appears whole or not at all, and an
  *   existing one is never touched.
@@ -55,6 +56,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     return fileStoreId(dir, NEW_FILE_PREFIX, fsync, log);
   });
   let closing: Promise<void> | undefined;
+  let dirLock: DirLock | undefined;
   const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
   const listing = createJsonlListing(dir, parseEvent);
   const openTurns = createOpenTurnMarks(dir);
@@ -230,10 +232,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       try {
         await ensureDir();
         await checkWritable(dir);
+        dirLock ??= await lockDir(dir, fsync);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
         await turnIndexes.clean();
         await ready();
       } catch (e) {
+        await dirLock?.release(); // a store that cannot open holds nothing
+        dirLock = undefined;
+        if (isAppError(e)) throw e;
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, {
           dir,
@@ -270,6 +276,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();
         await turnIndexes.flushed();
+        await dirLock?.release();
       })();
       return closing;
     },

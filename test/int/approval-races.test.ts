@@ -27,7 +27,7 @@ async function boot(markerFile: string): Promise<RunningApp> {
     {
       mcpServers: { marker: markerServer(markerFile) },
       toolPolicy: askForMarker,
-      storage: { type: 'jsonl', dir: join(env.dir, 'sessions') },
+      storage: { type: 'jsonl', dir: `${markerFile}-sessions` }, // a folder per service: one holds it at a time
       server: roomyLimits,
       llm: { timeoutMs: 10_000 },
     },

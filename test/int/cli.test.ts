@@ -187,6 +187,28 @@ describe('agentd command line', () => {
     await until(() => processesWith(marker).length === 0, 'the tool server gone'); // the hang server ignores stdin closing
   });
 
+  it('a second agentd over the same storage directory exits 1 naming the one that holds it, which serves on', async () => {
+    const data = await mkdtemp(join(tmpdir(), 'agentd-same-dir-'));
+    const file = await writeAgentFile(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n`,
+    );
+    const first = runAgentd(['--agent', file, '--web-port', '0']);
+    try {
+      const port = await listeningPort(first);
+      const second = runAgentd(['--agent', file, '--web-port', '0']);
+      expect(await second.exited).toBe(1);
+      expect(second.err()).toContain(
+        `storage directory ${data} is in use by another agentd (process ${first.child.pid}`,
+      );
+      expect(second.out()).not.toContain('"port"');
+      expect((await healthOf(port)).status).toBe('healthy');
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(data, '.agentd-lock'))).toBe(false); // given up at the stop
+  });
+
   it('a killed (-9) agentd takes its tool server with it (the group reaper); elsewhere the next start kills it', async () => {
     const marker = `agentd-kill9-${process.pid}-${Date.now()}`;
     const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));

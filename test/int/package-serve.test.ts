@@ -69,6 +69,7 @@ describe('the installed agentd command, serving', () => {
       command: 'agentd',
       args: ['--agent', agent, '--mcp-transport', 'stdio'],
       env: env as Record<string, string>,
+      cwd: dir, // where its default storage folder goes
       stderr: 'pipe',
     });
     const client = new Client({ name: 'desktop', version: '1.0.0' });

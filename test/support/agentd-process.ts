@@ -5,9 +5,12 @@
  * test/support/no-leftovers.ts), its AGENTD_ENGINE and `env`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { AGENTD_BIN, ROOT } from './paths.ts';
 import { testRunEnv } from './process-ledger.ts';
 
@@ -23,11 +26,20 @@ export interface AgentdProcess {
 const engineEnv = process.env.AGENTD_ENGINE ? { AGENTD_ENGINE: process.env.AGENTD_ENGINE } : {};
 
 /** `npm run dev`: the checkout's TypeScript sources through tsx, for the tests that are about the sources. */
-export const FROM_SOURCES = [process.execPath, '--import', 'tsx', `${ROOT}src/cli.ts`];
+export const FROM_SOURCES = [
+  process.execPath,
+  '--import',
+  pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, // whatever the working folder
+  `${ROOT}src/cli.ts`,
+];
 
 /** How agentd is started: the compiled `bin/agentd.js` by default, `FROM_SOURCES`, or e.g. `['agentd']` (an installed package). */
 export interface RunOptions {
   command?: string[];
+  /**
+   * Its working folder; by default a fresh temporary one, so what it writes there (the default storage folder,
+   * ./data/sessions) is this start's alone, never the checkout's nor another file's.
+   */
   cwd?: string;
 }
 
@@ -56,7 +68,7 @@ export function runAgentd(
   checkPort(args);
   const [file = process.execPath, ...before] = command;
   const child = spawn(file, [...before, ...args], {
-    ...(cwd && { cwd }),
+    cwd: cwd ?? mkdtempSync(join(tmpdir(), 'agentd-cwd-')),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env },
   });
   let stdout = '';

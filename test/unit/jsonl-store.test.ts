@@ -40,7 +40,7 @@ describe('jsonl store: files', () => {
     expect((await first.store.list()).map((s) => s.id)).toEqual(['made']);
     const second = openStore(dir);
     await second.store.open();
-    expect(readdirSync(dir)).toEqual(['made.jsonl']);
+    expect(readdirSync(dir)).toEqual(['.agentd-lock', 'made.jsonl']); // the leftover went; the lock names its holder
     expect(await second.store.read('made')).toEqual(created);
   });
 

@@ -1,0 +1,137 @@
+/**
+ * A JSONL storage directory belongs to one agentd at a time: a second one over it would replay and remove the
+ * first's journal, delete its files in the making and number the same sessions' events twice. `.agentd-lock` names
+ * the holder (pid, the process's start time and the machine's boot on Linux, host, since when).
+ * - Taking the lock refuses (SERVICE_UNAVAILABLE, `details.reason: "in-use"`) while its holder runs: another process
+ *   on this machine, or another store in this process.
+ * - A lock whose holder is gone (a crash, `kill -9`, a container's earlier run) is taken over. On Linux the holder is
+ *   the process with that pid *and* start time in this boot, so a pid reused since does not keep the lock; elsewhere
+ *   a running process with that pid does. Locks cannot see across machines: each needs its own directory there.
+ */
+import { readFileSync } from 'node:fs';
+import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { AppError } from '../errors/index.ts';
+import { errno, writeNewFile } from './jsonl-file.ts';
+
+export const LOCK_FILE = '.agentd-lock';
+
+const Holder = z.object({
+  pid: z.number().int().positive(),
+  /** Linux: the process's start time (clock ticks after boot) and the boot's id; absent elsewhere. */
+  started: z.string().optional(),
+  boot: z.string().optional(),
+  host: z.string(),
+  since: z.string(),
+});
+type Holder = z.infer<typeof Holder>;
+
+/** Directories this process holds (the file names the process, not which of its stores). */
+const heldHere = new Set<string>();
+
+const readOr = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+};
+/**
+ * When process `pid` started (field 22 of /proc/<pid>/stat, read after the command's closing parenthesis, which may
+ * hold spaces); undefined when it does not run (a zombie, its exit not yet collected, does not).
+ */
+function startedOf(pid: number): string | undefined {
+  const fields = readOr(`/proc/${pid}/stat`)?.split(') ').at(-1)?.split(' ');
+  return fields && fields[0] !== 'Z' && fields[0] !== 'X' ? fields[19] : undefined;
+}
+const bootId = (): string | undefined => readOr('/proc/sys/kernel/random/boot_id');
+
+function me(): Holder {
+  return {
+    pid: process.pid,
+    started: startedOf(process.pid),
+    boot: bootId(),
+    host: hostname(),
+    since: new Date().toISOString(),
+  };
+}
+
+function running(holder: Holder): boolean {
+  if (holder.started !== undefined && holder.boot !== undefined) {
+    return holder.boot === bootId() && startedOf(holder.pid) === holder.started;
+  }
+  if (holder.pid === process.pid) return false; // another run's lock, its pid reused by this one
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (e) {
+    return errno(e) === 'EPERM'; // it runs, as another user
+  }
+}
+
+/** The lock file's text, trimmed; undefined when there is none. */
+const textOf = (path: string): Promise<string | undefined> =>
+  readFile(path, 'utf8').then(
+    (text) => text.trim(),
+    (e: unknown) => {
+      if (errno(e) === 'ENOENT') return undefined;
+      throw e;
+    },
+  );
+
+async function holderOf(path: string): Promise<Holder | undefined> {
+  const text = await textOf(path);
+  if (text === undefined) return undefined;
+  try {
+    return Holder.parse(JSON.parse(text));
+  } catch {
+    return undefined; // unreadable (a crash while it was written): nobody holds it
+  }
+}
+
+function inUse(dir: string, holder: Holder): AppError {
+  const who = holder.pid === process.pid ? 'this process' : `process ${holder.pid} on ${holder.host}`;
+  return new AppError(
+    'SERVICE_UNAVAILABLE',
+    `storage directory ${dir} is in use by another agentd (${who}, since ${holder.since}): a directory holds one ` +
+      `agentd's sessions at a time; give this one its own storage.dir, or share sessions through Redis`,
+    { dir, reason: 'in-use', pid: holder.pid, host: holder.host, since: holder.since },
+  );
+}
+
+export interface DirLock {
+  /** Gives the directory up (removes the lock file when it is still this one's). */
+  release(): Promise<void>;
+}
+
+/** Takes `dir` for this store; rejects with `in-use` while another holds it. */
+export async function lockDir(dir: string, sync: boolean): Promise<DirLock> {
+  const key = resolve(dir);
+  const path = join(dir, LOCK_FILE);
+  const mine = me();
+  if (heldHere.has(key)) throw inUse(dir, mine);
+  const text = JSON.stringify(mine);
+  const temporary = join(dir, `.agentd-new-lock-${process.pid}-${Date.now()}`); // a crash's leftover goes at a start
+  await writeNewFile(temporary, Buffer.from(`${text}\n`, 'utf8'), sync);
+  try {
+    await link(temporary, path).catch(async (e: unknown) => {
+      if (errno(e) !== 'EEXIST') throw e;
+      const holder = await holderOf(path);
+      if (holder && running(holder)) throw inUse(dir, holder);
+      await rename(temporary, path); // the holder is gone: take its place
+    });
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+  // Two starts that found the same gone holder both replaced it: the last one's stays, the other yields.
+  if ((await textOf(path)) !== text) throw inUse(dir, (await holderOf(path)) ?? mine);
+  heldHere.add(key);
+  return {
+    async release() {
+      heldHere.delete(key);
+      if ((await textOf(path).catch(() => undefined)) === text) await unlink(path).catch(() => undefined);
+    },
+  };
+}

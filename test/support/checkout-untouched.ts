@@ -1,0 +1,23 @@
+/**
+ * Global setup: tests write only under their own temporary folders, never into the checkout. The checkout's `data/`
+ * is what agentd writes by default (`storage.dir` ./data/sessions, from the working folder): one made during the run
+ * means a test started agentd in the checkout, where every such test would share one folder, which one agentd holds
+ * at a time. The run then fails naming it (a `data/` that was there before, a developer's own, is left alone).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { firstInRun } from './first-in-run.ts';
+import { ROOT } from './paths.ts';
+
+export function setup(): (() => void) | undefined {
+  const data = join(ROOT, 'data');
+  if (existsSync(data) || !firstInRun('checkout-untouched')) return undefined;
+  return () => {
+    if (!existsSync(data)) return;
+    process.exitCode = 1; // a throwing teardown is reported by vitest but does not fail the run
+    console.error(
+      `\nnpm test wrote ${data} (agentd's default storage folder, from its working folder): start agentd in a ` +
+        'temporary folder (runAgentd does) or give it a storage folder of its own',
+    );
+  };
+}
