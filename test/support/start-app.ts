@@ -85,7 +85,7 @@ function testLog(): { log: Logger; warnings: string[] } {
 }
 const KEPT_WARNINGS = 20;
 
-/** Longer than any stop takes (its steps are bounded), shorter than a hook's time limit. */
+/** Far longer than a stop takes (its slow steps are named after 5 s), shorter than a hook's time limit. */
 const STOP_DEADLINE_MS = 60_000;
 
 /** Stops the service; one still stopping at the deadline fails with its last warnings, which name the step it waits on. */
