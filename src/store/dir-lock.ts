@@ -6,7 +6,8 @@
  *   on this machine, or another store in this process.
  * - A lock whose holder is gone (a crash, `kill -9`, a container's earlier run) is taken over. On Linux the holder is
  *   the process with that pid *and* start time in this boot, so a pid reused since does not keep the lock; elsewhere
- *   a running process with that pid does. Locks cannot see across machines: each needs its own directory there.
+ *   a running process with that pid does. Locks cannot see across machines, nor across containers with their own
+ *   process namespaces: each needs its own directory there.
  */
 import { readFileSync } from 'node:fs';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
