@@ -275,14 +275,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the expiry of unnamed sessions', () => expiry.stop()], // before the agent and the store it sweeps
           ['the scheduler', () => scheduler.stop()], // before the agent it sends to
           ['the schedule store', () => scheduleParts.store.close()],
-          [
-            'the front end',
-            () => {
-              relay?.close();
-              observability.unwatch();
-              frontEnd.close();
-            },
-          ],
+          ['the inspector relay', () => relay?.close()],
+          ['the metrics watch', () => observability.unwatch()],
+          ['the front end', () => frontEnd.close()],
           ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],
           ['A2A push', () => a2aPush.stop()],
