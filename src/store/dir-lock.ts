@@ -1,7 +1,7 @@
 /**
  * A JSONL storage directory belongs to one agentd at a time: a second one over it would replay and remove the
  * first's journal, delete its files in the making and number the same sessions' events twice. `.agentd-lock` names
- * the holder (pid, the process's start time and the machine's boot on Linux, host, since when).
+ * the holder (pid, a token of the process's run, its start time and the machine's boot on Linux, host, since when).
  * - Taking the lock refuses (SERVICE_UNAVAILABLE, `details.reason: "in-use"`) while its holder runs: another process
  *   on this machine, or another store in this process.
  * - A lock whose holder is gone (a crash, `kill -9`, a container's earlier run) is taken over. On Linux the holder is
@@ -9,81 +9,53 @@
  *   a running process with that pid does. Locks cannot see across machines, nor across containers with their own
  *   process namespaces: each needs its own directory there.
  */
-import { readFileSync } from 'node:fs';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../errors/index.ts';
-import { errno, writeNewFile } from './jsonl-file.ts';
+import { alive, systemProcs } from '../procs.ts';
+import { errno, readTrimmed, writeNewFile } from './jsonl-file.ts';
 
 export const LOCK_FILE = '.agentd-lock';
 
 const Holder = z.object({
   pid: z.number().int().positive(),
   /** Linux: the process's start time (clock ticks after boot) and the boot's id; absent elsewhere. */
-  started: z.string().optional(),
+  started: z.number().int().optional(),
   boot: z.string().optional(),
+  run: z.string(),
   host: z.string(),
   since: z.string(),
 });
 type Holder = z.infer<typeof Holder>;
 
-/** Directories this process holds (the file names the process, not which of its stores). */
-const heldHere = new Set<string>();
-
-const readOr = (path: string): string | undefined => {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-};
-/**
- * When process `pid` started (field 22 of /proc/<pid>/stat, read after the command's closing parenthesis, which may
- * hold spaces); undefined when it does not run (a zombie, its exit not yet collected, does not).
- */
-function startedOf(pid: number): string | undefined {
-  const fields = readOr(`/proc/${pid}/stat`)?.split(') ').at(-1)?.split(' ');
-  return fields && fields[0] !== 'Z' && fields[0] !== 'X' ? fields[19] : undefined;
-}
-const bootId = (): string | undefined => readOr('/proc/sys/kernel/random/boot_id');
+/** This process among all that ever had its pid: a lock naming it is held by one of its stores. */
+const THIS_RUN = randomUUID();
 
 function me(): Holder {
   return {
     pid: process.pid,
-    started: startedOf(process.pid),
-    boot: bootId(),
+    started: systemProcs.stat(process.pid)?.start,
+    boot: systemProcs.bootId(),
+    run: THIS_RUN,
     host: hostname(),
     since: new Date().toISOString(),
   };
 }
 
 function running(holder: Holder): boolean {
+  if (holder.pid === process.pid) return holder.run === THIS_RUN; // else another run's, its pid reused by this one
   if (holder.started !== undefined && holder.boot !== undefined) {
-    return holder.boot === bootId() && startedOf(holder.pid) === holder.started;
+    const stat = systemProcs.stat(holder.pid);
+    return holder.boot === systemProcs.bootId() && stat?.start === holder.started && stat.state !== 'Z';
   }
-  if (holder.pid === process.pid) return false; // another run's lock, its pid reused by this one
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (e) {
-    return errno(e) === 'EPERM'; // it runs, as another user
-  }
+  return alive(systemProcs, holder.pid);
 }
 
-/** The lock file's text, trimmed; undefined when there is none. */
-const textOf = (path: string): Promise<string | undefined> =>
-  readFile(path, 'utf8').then(
-    (text) => text.trim(),
-    (e: unknown) => {
-      if (errno(e) === 'ENOENT') return undefined;
-      throw e;
-    },
-  );
-
 async function holderOf(path: string): Promise<Holder | undefined> {
-  const text = await textOf(path);
+  const text = await readTrimmed(path);
   if (text === undefined) return undefined;
   try {
     return Holder.parse(JSON.parse(text));
@@ -109,12 +81,10 @@ export interface DirLock {
 
 /** Takes `dir` for this store; rejects with `in-use` while another holds it. */
 export async function lockDir(dir: string, sync: boolean): Promise<DirLock> {
-  const key = resolve(dir);
   const path = join(dir, LOCK_FILE);
   const mine = me();
-  if (heldHere.has(key)) throw inUse(dir, mine);
   const text = JSON.stringify(mine);
-  const temporary = join(dir, `.agentd-new-lock-${process.pid}-${Date.now()}`); // a crash's leftover goes at a start
+  const temporary = join(dir, `.agentd-new-lock-${randomUUID()}`); // a crash's leftover goes at a start
   await writeNewFile(temporary, Buffer.from(`${text}\n`, 'utf8'), sync);
   try {
     await link(temporary, path).catch(async (e: unknown) => {
@@ -127,12 +97,10 @@ export async function lockDir(dir: string, sync: boolean): Promise<DirLock> {
     await unlink(temporary).catch(() => undefined);
   }
   // Two starts that found the same gone holder both replaced it: the last one's stays, the other yields.
-  if ((await textOf(path)) !== text) throw inUse(dir, (await holderOf(path)) ?? mine);
-  heldHere.add(key);
+  if ((await readTrimmed(path)) !== text) throw inUse(dir, (await holderOf(path)) ?? mine);
   return {
     async release() {
-      heldHere.delete(key);
-      if ((await textOf(path).catch(() => undefined)) === text) await unlink(path).catch(() => undefined);
+      if ((await readTrimmed(path).catch(() => undefined)) === text) await unlink(path).catch(() => undefined);
     },
   };
 }

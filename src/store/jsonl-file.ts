@@ -28,6 +28,16 @@ export interface LoadedLog<E extends StoreEvent> {
 export const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
 export const isMissing = (e: unknown): boolean => errno(e) === 'ENOENT';
 
+/** A small file's text, trimmed; undefined when there is no such file (other errors reject). */
+export const readTrimmed = (path: string): Promise<string | undefined> =>
+  readFile(path, 'utf8').then(
+    (text) => text.trim(),
+    (e: unknown) => {
+      if (isMissing(e)) return undefined;
+      throw e;
+    },
+  );
+
 /** Flushes a file's data (`datasync`), or a directory (`sync`): the files made or removed in it stay so after a crash. */
 export async function syncPath(path: string, how: 'sync' | 'datasync'): Promise<void> {
   const fh = await open(path, 'r');

@@ -4,10 +4,10 @@
  * the key `<keyPrefix>store-id`.
  */
 import { randomUUID } from 'node:crypto';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { link, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { errno, writeNewFile } from './jsonl-file.ts';
+import { errno, readTrimmed, writeNewFile } from './jsonl-file.ts';
 
 const STORE_ID_FILE = '.agentd-store-id';
 
@@ -29,13 +29,7 @@ return redis.call('GET', KEYS[1])`;
 export async function fileStoreId(dir: string, temporaryPrefix: string, sync: boolean, log: Logger): Promise<string> {
   const path = join(dir, STORE_ID_FILE);
   for (let attempt = 0; ; attempt++) {
-    const found = await readFile(path, 'utf8').then(
-      (text) => text.trim(),
-      (e: unknown) => {
-        if (errno(e) === 'ENOENT') return undefined;
-        throw e;
-      },
-    );
+    const found = await readTrimmed(path);
     if (found !== undefined && STORE_ID.test(found)) return found;
     const id = newStoreId();
     const temporary = join(dir, `${temporaryPrefix}${id}`);

@@ -2,13 +2,8 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  createChildRegistry,
-  reapLeftovers,
-  systemProcs,
-  type Entry,
-  type Procs,
-} from '../../src/tools/spawn/child-registry.ts';
+import { systemProcs, type Procs } from '../../src/procs.ts';
+import { createChildRegistry, reapLeftovers, type Entry } from '../../src/tools/spawn/child-registry.ts';
 import type { Logger } from '../../src/log/index.ts';
 
 interface FakeProc {

@@ -23,8 +23,9 @@ async function anotherProcess() {
   const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
   const holder = {
     pid: child.pid!,
-    started: stat.split(') ').at(-1)!.split(' ')[19],
+    started: Number(stat.split(') ').at(-1)!.split(' ')[19]),
     boot: (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim(),
+    run: 'its-run',
     host: 'elsewhere',
     since: '2026-11-28T00:00:00.000Z',
   };
@@ -62,7 +63,7 @@ describe.skipIf(process.platform !== 'linux')('a storage directory lock', () => 
   it('is taken over from a process whose pid runs again for another process (a restart, a container run)', async () => {
     const dir = await tempDir();
     const other = await anotherProcess();
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ ...other.holder, started: '1' }));
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ ...other.holder, started: 1 }));
     const lock = await lockDir(dir, false); // that pid runs, but started at another time: not the holder
     await other.end();
     await lock.release();

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemProcs } from '../../src/tools/spawn/child-registry.ts';
+import { systemProcs } from '../../src/procs.ts';
 
 interface Lock {
   packages?: Record<string, { version?: string; optional?: boolean }>;

@@ -4,7 +4,18 @@
  * (tools/eslint/layers.js). Each component lists the components it may import; the graph is
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
-const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log', 'proxy'];
+const LEAVES = [
+  'clock',
+  'backoff',
+  'madeOnce',
+  'jsonDepth',
+  'sessionId',
+  'packageInfo',
+  'errors',
+  'log',
+  'proxy',
+  'procs',
+];
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
 const SESSION_USES = [
   'config',
@@ -59,6 +70,8 @@ export const LAYERS = {
     packageInfo: { path: 'src/package-info.ts' },
     // Which forward proxy an outgoing request goes through (settings, HTTPS_PROXY, NO_PROXY), and a fetch through it.
     proxy: { path: 'src/proxy.ts' },
+    // The system's processes (/proc): which runs, since when, in which boot.
+    procs: { path: 'src/procs.ts' },
     errors: { path: 'src/errors' },
     log: { path: 'src/log' },
     config: { path: 'src/config', uses: [...LEAVES] },

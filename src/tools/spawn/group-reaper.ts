@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Writable } from 'node:stream';
-import { systemProcs } from './child-registry.ts';
+import { systemProcs } from '../../procs.ts';
 
 /** The watcher, in POSIX sh builtins only (dash, bash, busybox ash): reads `+|- pid start` lines; at EOF kills. */
 export const REAPER_SCRIPT = `# agentd group reaper: kills the listed process groups when agentd's pipe closes
