@@ -26,6 +26,11 @@ const nameSchema = (max: number) =>
 /** The one rule for session ids wherever one enters (REST, WebSocket, /mcp, A2A contextId and task ids). */
 export const sessionIdSchema = nameSchema(MAX_ID_LENGTH);
 
+/** A turn id a caller names (REST's `turnId`, AG-UI's `runId`): retrying a message with it never runs it twice. */
+export const turnIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a turn id is 1–128 letters, digits, ".", "_", ":" or "-"');
+
 /** Who creates a session and how many they may hold: faces fill it in (auth/ownership.ts), the agent enforces it (agent/session/quota.ts). */
 export interface SessionQuota {
   /** A principal's name, or `ip:<address>` for anonymous callers. */

@@ -47,7 +47,10 @@ async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summar
     if (name === 'agent.sendMessage') marks.command ??= performance.now();
     return (execute as (...a: unknown[]) => unknown)(name, ...rest);
   }) as typeof app.bus.execute;
-  app.bus.on('agent.userMessage', () => void (marks.stored ??= performance.now()));
+  app.bus.on(
+    'agent.stored',
+    (e) => void (e.payload.event.type === 'userMessage' && (marks.stored ??= performance.now())),
+  );
   app.bus.on('agent.chunk', () => void (marks.chunkEvent ??= performance.now()));
   const port = await app.frontEnd.listen('127.0.0.1', 0);
   noteRuntime('in-process', app.frontEnd.engine);

@@ -1,5 +1,5 @@
 /**
- * Tasks are turns: the ONE mapping from a turn's steps (its frames, and its message waiting in the queue) to an
+ * Tasks are turns: the ONE mapping from a turn's steps (its facts and transient frames) to an
  * A2A task, wire-neutral and pure (docs/a2a.md, "What maps to what"; test/unit/a2a-task-view.test.ts). Stored
  * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included). A task is
  * input-required when its turn says it waits (the `awaiting` step, with the questions it names), never on a question
@@ -7,14 +7,15 @@
  * replaces the reply with its `content`, so the chunks after it join to the `response`.
  */
 import {
-  answerOfFrame,
-  questionOfFrame,
-  type AgentFrame,
+  seqOfStep,
+  turnOfStep,
   type AwaitingData,
   type Question,
+  type SessionStoredEvent,
+  type TransientFrame,
   type TurnStep,
 } from '../agent/index.ts';
-import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
+import { approvalRecordOf, inFamily, questionOf } from '../conversation/questions.ts';
 
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
@@ -35,7 +36,7 @@ export interface TaskView {
   statusAt: string;
   /** What the turn waits for a person to answer, oldest first. */
   questions: Question[];
-  /** The seq of the last frame folded (live frames carry the last durable one). */
+  /** The seq of the last step folded (transient frames carry the last durable one). */
   seq: number;
 }
 
@@ -90,23 +91,6 @@ const submitted = (contextId: string, turnId: string, request: string, seq: numb
 });
 const iso = (ts: number) => new Date(ts).toISOString();
 
-/** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
-function foldFrame(
-  task: TaskView | undefined,
-  frame: AgentFrame,
-  contextId: string,
-  turnId: string,
-  ts: number,
-): TaskView | undefined {
-  const data = frame.data as { turnId?: string; seq?: number };
-  if (data.turnId !== turnId) return task;
-  const seq = data.seq ?? task?.seq ?? 0;
-  if (frame.event === 'userMessage')
-    return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
-  if (!task || FINAL_STATES.has(task.state)) return task;
-  return stamped(task, foldOn({ ...task, seq }, frame), ts);
-}
-
 /** `next`, stamped with `ts` when its state (or its text) changed. */
 const stamped = (task: TaskView, next: TaskView, ts: number): TaskView =>
   next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
@@ -122,59 +106,75 @@ function foldAwaiting(task: TaskView | undefined, data: AwaitingData, turnId: st
   );
 }
 
-function foldOn(next: TaskView, frame: AgentFrame): TaskView {
-  switch (frame.event) {
-    case 'thinking':
+/** Working again (unless it waits for a person), with `next`'s changes. */
+const working = (next: TaskView): TaskView => ({
+  ...next,
+  state: next.state === 'input-required' ? next.state : 'working',
+});
+/** The turn ended in an error: failed, or canceled when it was cancelled. */
+const ended = (next: TaskView, failure: { message: string; details: Record<string, unknown> }): TaskView => ({
+  ...next,
+  state: cancelled(failure) ? 'canceled' : 'failed',
+  statusText: failure.message,
+  questions: [],
+});
+
+/** One fact of the task's turn folded in. */
+function foldFact(next: TaskView, { event: e, sessionId }: SessionStoredEvent): TaskView {
+  switch (e.type) {
     case 'toolCall':
     case 'toolResult':
-      if (next.state === 'submitted') next.state = 'working';
-      return next;
-    case 'chunk':
-      return {
-        ...next,
-        state: next.state === 'input-required' ? next.state : 'working',
-        reply: next.reply + frame.data.content,
-      };
-    case 'stepRestarted': // taken up after a restart: the reply so far replaces what streamed before
-      return { ...next, state: next.state === 'input-required' ? next.state : 'working', reply: frame.data.content };
-    case 'toolApprovalRequested':
-    case 'elicitationRequested':
-    case 'clientToolRequested': {
+      return next.state === 'submitted' ? { ...next, state: 'working' } : next;
+    case 'turnResumed': // taken up after a restart: the reply so far replaces what streamed before
+      return working({ ...next, reply: e.reply });
+    case 'questionAsked': {
       // Input-required once the turn says it waits (`awaiting`): a step may ask more.
-      const question = questionOfFrame(frame);
+      const question = questionOf(e, sessionId);
       return question ? { ...next, questions: [...next.questions, question] } : next;
     }
-    case 'toolApprovalResolved':
-    case 'elicitationResolved':
-    case 'clientToolResolved': {
-      const id = answerOfFrame(frame)?.id;
-      const rest = { ...next, questions: next.questions.filter((q) => q.id !== id) };
+    case 'questionClosed': {
+      const rest = { ...next, questions: next.questions.filter((q) => q.id !== e.id) };
       return next.state === 'input-required' ? waiting(rest) : rest;
     }
     case 'response':
-      return { ...next, state: 'completed', reply: frame.data.content, questions: [] };
-    case 'error':
-      return {
-        ...next,
-        state: cancelled(frame.data) ? 'canceled' : 'failed',
-        statusText: frame.data.message,
-        questions: [],
-      };
+      return { ...next, state: 'completed', reply: e.content, questions: [] };
+    case 'turnFailed':
+      return ended(next, e);
     default:
       return next;
   }
 }
 
-/** One step of turn `turnId` folded into its task. */
+/** One transient frame of the task's turn folded in. */
+function foldTransient(next: TaskView, frame: TransientFrame): TaskView {
+  switch (frame.event) {
+    case 'thinking':
+      return next.state === 'submitted' ? { ...next, state: 'working' } : next;
+    case 'chunk':
+      return working({ ...next, reply: next.reply + frame.data.content });
+    case 'error':
+      return ended(next, frame.data);
+  }
+}
+
+/** One step of turn `turnId` folded into its task (steps of other turns leave it as it is). */
 export function foldStep(
   task: TaskView | undefined,
   step: TurnStep,
   contextId: string,
   turnId: string,
 ): TaskView | undefined {
-  if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.ts);
+  if (turnOfStep(step) !== turnId) return task;
   if (step.kind === 'awaiting') return foldAwaiting(task, step.data, turnId, step.ts);
-  return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
+  const seq = seqOfStep(step) || (task?.seq ?? 0);
+  if (step.kind === 'fact') {
+    const e = step.stored.event;
+    if (e.type === 'messageQueued') return task ?? submitted(contextId, turnId, e.content, seq, step.ts);
+    if (e.type === 'userMessage') return { ...submitted(contextId, turnId, e.content, seq, step.ts), state: 'working' };
+  }
+  if (!task || FINAL_STATES.has(task.state)) return task;
+  const next = { ...task, seq };
+  return stamped(task, step.kind === 'fact' ? foldFact(next, step.stored) : foldTransient(next, step.frame), step.ts);
 }
 
 /** The task of turn `turnId` from its steps; `undefined` with neither a queued message nor a `userMessage`. */

@@ -78,9 +78,9 @@ export interface PushDeliveriesDeps {
 export function createPushDeliveries(deps: PushDeliveriesDeps) {
   const { outbox, clock } = deps;
 
-  /** The steps of a turn up to its frame of `seq`, and the `awaiting` of questions still open: the task then. */
+  /** The steps of a turn up to its fact of `seq`, and the `awaiting` of questions still open: the task then. */
   const upTo = (steps: TurnStep[], seq: number) => {
-    const at = steps.findIndex((st) => st.kind === 'frame' && (st.frame.data as { seq?: number }).seq === seq);
+    const at = steps.findIndex((st) => st.kind === 'fact' && st.stored.seq === seq);
     const last = steps.at(-1);
     return at < 0 ? steps : [...steps.slice(0, at + 1), ...(last?.kind === 'awaiting' ? [last] : [])];
   };

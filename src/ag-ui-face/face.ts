@@ -3,7 +3,7 @@
  * `ctx.sessions.key`; the turn's id is the `runId`), followed through the turn follower and mapped by run-view.ts.
  * - `run(body, ctx)`: a malformed input throws its AppError (the endpoint answers 400); a run refused once the
  *   input is read (`plan`) is one `RUN_ERROR`. A client that leaves ends its stream only: the turn goes on.
- * - A run reads the thread (`agent.thread`: the frames since its last reset), never the whole log: a known
+ * - A run reads the thread (`agent.thread`: the facts since its last reset), never the whole log: a known
  *   `runId`, a question asked, the history compared are those of the thread.
  * - A run ends on an interrupt when its turn says it waits (the `awaiting` step), naming every question the turn
  *   holds; one that names a question the run answers itself came before those answers took effect.
@@ -11,12 +11,11 @@
 import { EventType, type Event, type Message, type ResumeEntry, type RunAgentInput } from '@ag-ui/core';
 import {
   pipeEvents,
-  questionOfFrame,
   type AgentCommands,
   type AgentEvents,
-  type AgentFrame,
   type AnswerInput,
   type Question,
+  type SessionStoredEvent,
   type TurnFollower,
 } from '../agent/index.ts';
 import type { Principal, SessionAccess } from '../auth/index.ts';
@@ -31,7 +30,7 @@ import { newUserMessage, readRunInput } from './input.ts';
 import { clientResults, clientToolsOf } from './client-tools.ts';
 import { answerOf, checkResume } from './interrupts.ts';
 import { foldStep, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
-import { diverges, questionsAsked, threadMessages } from './thread.ts';
+import { askedAt, diverges, questionsAsked, threadMessages } from './thread.ts';
 
 export interface AgUiFaceDeps {
   /** The agent's commands; the tool servers' live progress of a run's calls. */
@@ -74,25 +73,22 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
   const on = (key: SessionKey) => ({ sessionId: key });
 
   /** Re-run a known `runId`, resume a waiting turn, or send a new message; throws the AppError that refuses it. */
-  function plan(input: RunAgentInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
+  function plan(input: RunAgentInput, facts: SessionStoredEvent[], open: Question[], principal: Principal): Plan {
     const { runId, messages } = input;
     const resume: ResumeEntry[] = input.resume ?? [];
     const clientTools = clientToolsOf(input.tools, principal, deps.clientTools);
-    const asked = questionsAsked(frames);
+    const asked = questionsAsked(facts);
     const interrupts = open.filter((q) => q.kind !== 'clientTool');
     const results = clientResults(messages, open, asked);
     if ((resume.length > 0 || results.length > 0) && !deps.mayApprove(principal))
       throw new AppError('FORBIDDEN', 'Answering an interrupt or a tool call needs the approve scope', {
         scope: 'approve',
       });
-    // The run goes on with the turn its answers belong to, from the frames of the questions they close.
+    // The run goes on with the turn its answers belong to, after the facts that asked the questions they close.
     const resumed = (answers: { q: Question; answer: AnswerInput }[]): Plan => {
       const ids = new Set(answers.map((a) => a.q.id));
-      const since = Math.max(
-        0,
-        ...frames.filter((f) => ids.has(questionOfFrame(f)?.id ?? '')).map((f) => f.data.seq ?? 0),
-      );
-      const snapshot = diverges(messages, frames) ? threadMessages(frames) : undefined;
+      const since = askedAt(facts, ids);
+      const snapshot = diverges(messages, facts) ? threadMessages(facts) : undefined;
       const turnId = answers[0]!.q.turnId;
       return { turnId, since, open: open.filter((q) => q.turnId === turnId), snapshot, answers };
     };
@@ -115,8 +111,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         );
       return resumed(results);
     }
-    if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
-      return { turnId: runId, since: 0, open: [], snapshot: threadMessages(frames, { before: runId }), answers: [] };
+    if (facts.some(({ event: e }) => 'turnId' in e && e.turnId === runId))
+      return { turnId: runId, since: 0, open: [], snapshot: threadMessages(facts, { before: runId }), answers: [] };
     if (interrupts.length > 0) throw openInterrupts(interrupts);
     if (open.length > 0)
       throw new AppError(
@@ -128,8 +124,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     if (!message)
       throw new AppError('MISSING_FIELD', 'A new run needs a user message last in messages', { field: 'messages' });
     const prior = messages.slice(0, -1);
-    const snapshot = diverges(prior, frames)
-      ? [...threadMessages(frames), { id: `${runId}-user`, role: 'user' as const, content: message.text }]
+    const snapshot = diverges(prior, facts)
+      ? [...threadMessages(facts), { id: `${runId}-user`, role: 'user' as const, content: message.text }]
       : undefined;
     const sent = { send: message.text, ...(clientTools && { clientTools }) };
     return { turnId: runId, since: 0, open: [], snapshot, ...sent, answers: [] };
@@ -186,9 +182,9 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       const key = ctx.sessions.key(input.threadId);
       return pipeEvents<Event>(ctx.signal, async (push, end) => {
         try {
-          const { frames } = await bus.execute('agent.thread', on(key));
+          const { facts } = await bus.execute('agent.thread', on(key));
           const open = await bus.execute('agent.questions', on(key));
-          return await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
+          return await follow(key, input, plan(input, facts, open, ctx.principal), ctx, push, end);
         } catch (err) {
           push(runError(err));
           end();

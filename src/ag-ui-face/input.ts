@@ -6,18 +6,14 @@
 import { contentHasMedia, contentToText, type Message, type RunAgentInput } from '@ag-ui/core';
 import { z } from 'zod';
 import { AppError } from '../errors/index.ts';
-import { sessionIdSchema } from '../session-id.ts';
-
-const runIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a run id is 1–128 letters, digits, ".", "_", ":" or "-"');
+import { sessionIdSchema, turnIdSchema } from '../session-id.ts';
 
 /** @ag-ui/core's schemas are loaded by the first run (not at start: they are large). */
 export async function readRunInput(body: unknown): Promise<RunAgentInput> {
   const { RunAgentInputSchema } = await import('@ag-ui/core/schemas');
   const parsed = RunAgentInputSchema.safeParse(body);
   if (!parsed.success) throw invalid(parsed.error.issues[0]);
-  const ids = z.object({ threadId: sessionIdSchema, runId: runIdSchema }).safeParse(parsed.data);
+  const ids = z.object({ threadId: sessionIdSchema, runId: turnIdSchema }).safeParse(parsed.data);
   if (!ids.success) throw invalid(ids.error.issues[0]);
   return parsed.data as RunAgentInput;
 }

@@ -1,14 +1,22 @@
 /**
  * A run is a view of a turn: the ONE mapping from its steps (stored, then live) to AG-UI events, a pure fold
- * (docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts). Frames of other turns, or after the run ended,
- * send nothing; one with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
+ * (docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts). Steps of other turns, or after the run ended,
+ * send nothing; a fact with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
  * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
  * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants. The run
- * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds. A `stepRestarted`
+ * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds. A `turnResumed`
  * ends the run's text and starts a new text message with the reply so far (`restarted`).
  */
 import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
-import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
+import {
+  turnOfStep,
+  type Question,
+  type SessionStoredEvent,
+  type TransientFrame,
+  type TurnStep,
+} from '../agent/index.ts';
+import { questionOf } from '../conversation/questions.ts';
+import type { SessionEventOf } from '../conversation/session-events.ts';
 import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
 import type { McpEvents } from '../tools/messages.ts';
 import { interruptOf } from './interrupts.ts';
@@ -138,16 +146,21 @@ function finished(v: RunView, out: Event[], outcome: RunFinishedOutcome): void {
   v.ended = true;
 }
 
-/** Whether an earlier run of the turn already sent the frame. */
-const sentBefore = (v: RunView, frame: AgentFrame): boolean =>
-  frame.event !== 'thinking' && frame.event !== 'chunk' && (frame.data.seq ?? Infinity) <= v.since;
+/** A turn's failure: the run is cancelled, or ends with `RUN_ERROR` and the error table's code. */
+function failed(
+  v: RunView,
+  failure: { code: string; message: string; details: Record<string, unknown> },
+  out: Event[],
+) {
+  const { code, message, details } = failure;
+  if (cancelled(details)) return finished(v, out, { type: 'cancelled' });
+  closeStep(v, out);
+  const known = Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR';
+  out.push(runError(new AppError(known, message, details)));
+  v.ended = true;
+}
 
-function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
-  const asked = questionOfFrame(frame);
-  if (asked) return void (v.open = [...v.open.filter((q) => q.id !== asked.id), asked]);
-  const closed = answerOfFrame(frame);
-  if (closed) return void (v.open = v.open.filter((q) => q.id !== closed.id));
-  if (sentBefore(v, frame)) return;
+function onTransient(v: RunView, frame: TransientFrame, out: Event[]): void {
   switch (frame.event) {
     case 'thinking':
       v.joined = true;
@@ -156,53 +169,68 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
       if (!v.joined) return;
       v.streamed += frame.data.content;
       return text(v, frame.data.content, out);
-    case 'reasoning': {
-      closeText(v, out);
-      inStep(v, out);
-      const messageId = `${v.runId}-reasoning-${++v.reasonings}`;
-      out.push(
-        { type: EventType.REASONING_START, messageId },
-        { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
-        { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: frame.data.text },
-        { type: EventType.REASONING_MESSAGE_END, messageId },
-        { type: EventType.REASONING_END, messageId },
-      );
-      return;
-    }
-    case 'toolCall': {
-      closeText(v, out);
-      inStep(v, out);
-      v.stepCalls++;
-      v.unsettled++;
-      const { callId: toolCallId, toolName, args } = frame.data;
-      out.push(
-        {
-          type: EventType.TOOL_CALL_START,
-          toolCallId,
-          toolCallName: toolName,
-          ...(v.stepText !== undefined && { parentMessageId: v.stepText }),
-        },
-        { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) },
-        { type: EventType.TOOL_CALL_END, toolCallId },
-      );
-      return;
-    }
+    case 'error':
+      return failed(v, frame.data, out);
+  }
+}
+
+function onToolCall(v: RunView, { callId: toolCallId, toolName, args }: SessionEventOf<'toolCall'>, out: Event[]) {
+  closeText(v, out);
+  inStep(v, out);
+  v.stepCalls++;
+  v.unsettled++;
+  out.push(
+    {
+      type: EventType.TOOL_CALL_START,
+      toolCallId,
+      toolCallName: toolName,
+      ...(v.stepText !== undefined && { parentMessageId: v.stepText }),
+    },
+    { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) },
+    { type: EventType.TOOL_CALL_END, toolCallId },
+  );
+}
+
+function onReasoning(v: RunView, reasoning: string, out: Event[]): void {
+  closeText(v, out);
+  inStep(v, out);
+  const messageId = `${v.runId}-reasoning-${++v.reasonings}`;
+  out.push(
+    { type: EventType.REASONING_START, messageId },
+    { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+    { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: reasoning },
+    { type: EventType.REASONING_MESSAGE_END, messageId },
+    { type: EventType.REASONING_END, messageId },
+  );
+}
+
+/** A fact of the turn; one with `seq ≤ since` was sent by an earlier run (questions are folded all the same). */
+function onFact(v: RunView, { event: e, seq, sessionId }: SessionStoredEvent, out: Event[]): void {
+  const asked = questionOf(e, sessionId);
+  if (asked) return void (v.open = [...v.open.filter((q) => q.id !== asked.id), asked]);
+  if (e.type === 'questionClosed') return void (v.open = v.open.filter((q) => q.id !== e.id));
+  if (seq <= v.since) return;
+  switch (e.type) {
+    case 'reasoning':
+      return onReasoning(v, e.text, out);
+    case 'toolCall':
+      return onToolCall(v, e, out);
     case 'toolResult':
       closeText(v, out);
       v.unsettled = Math.max(0, v.unsettled - 1);
       v.joined = true;
       out.push({
         type: EventType.TOOL_CALL_RESULT,
-        messageId: `${v.runId}-result-${frame.data.callId}`,
-        toolCallId: frame.data.callId,
-        content: resultText(frame.data.result),
+        messageId: `${v.runId}-result-${e.callId}`,
+        toolCallId: e.callId,
+        content: resultText(e.result),
         role: 'tool',
       });
       return;
-    case 'stepRestarted':
-      return restarted(v, frame.data, out);
+    case 'turnResumed':
+      return restarted(v, { attempt: e.attempt, content: e.reply }, out);
     case 'contextCompacted': {
-      const { method, trigger, upToSeq, tokensBefore, tokensAfter } = frame.data;
+      const { method, trigger, upToSeq, tokensBefore, tokensAfter } = e;
       out.push({
         type: EventType.CUSTOM,
         name: 'agentd.contextCompacted',
@@ -211,20 +239,13 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
       return;
     }
     case 'response': {
-      const rest = unsent(v, frame.data.content);
+      const rest = unsent(v, e.content);
       if (rest !== '') closeText(v, out);
       text(v, rest, out);
       return finished(v, out, { type: 'success' });
     }
-    case 'error': {
-      const { code, message, details } = frame.data;
-      if (cancelled(details)) return finished(v, out, { type: 'cancelled' });
-      closeStep(v, out);
-      const known = Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR';
-      out.push(runError(new AppError(known, message, details)));
-      v.ended = true;
-      return;
-    }
+    case 'turnFailed':
+      return failed(v, e, out);
     default:
       return;
   }
@@ -244,12 +265,11 @@ function awaited(view: RunView, { data }: Extract<TurnStep, { kind: 'awaiting' }
 /** One step of the turn folded into the run: the view after it and the events it sends. */
 export function foldStep(view: RunView, step: TurnStep): { view: RunView; events: Event[] } {
   if (!view.ended && step.kind === 'awaiting') return awaited(view, step);
-  if (view.ended || step.kind !== 'frame') return { view, events: [] };
-  const data = step.frame.data as { turnId?: string };
-  if (data.turnId !== view.turnId) return { view, events: [] };
+  if (view.ended || step.kind === 'awaiting' || turnOfStep(step) !== view.turnId) return { view, events: [] };
   const v = { ...view };
   const events: Event[] = [];
-  onFrame(v, step.frame, events);
+  if (step.kind === 'fact') onFact(v, step.stored, events);
+  else onTransient(v, step.frame, events);
   return { view: v, events };
 }
 

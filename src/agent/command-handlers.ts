@@ -71,6 +71,9 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
     bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
       const { sessionId, quota } = payload;
       const message = turnMessage(payload.turnId ?? ids(), correlationId, payload);
+      // A turn id the caller names may be a retry's: the turn index says whether the log holds it (decide.ts).
+      const stored =
+        payload.turnId === undefined ? undefined : (await store.readTurn(sessionId, message.turnId)).length > 0;
       if (quota) await quotas.ready(quota.holder, sessionId);
       let creates = false;
       try {
@@ -78,7 +81,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
           if (s.unused && !payload.unnamed) refuseUnnamed(sessionId);
           creates = quota !== undefined && s.unused;
           if (quota && creates) quotas.admit(quota, sessionId);
-          return s.send(message); // queued in the session's tick, answered once durable
+          return s.send(message, stored); // queued in the session's tick, answered once durable
         });
       } catch (err) {
         if (creates && !(await store.has(sessionId).catch(() => true))) quotas.forget(sessionId); // never created
@@ -151,8 +154,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
     }),
     bus.handle('agent.thread', async ({ payload }) => {
       const reset = await store.latest(payload.sessionId, ['reset']);
-      const stored = await store.read(payload.sessionId, reset?.seq ?? 0);
-      return { frames: stored.map(toFrame).filter((f) => f !== undefined) };
+      return { facts: await store.read(payload.sessionId, reset?.seq ?? 0) };
     }),
     bus.handle('agent.health', () => storage.current()),
     bus.handle('agent.deleteSession', ({ payload }) => deleting(deps, payload)),

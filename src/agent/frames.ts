@@ -1,10 +1,12 @@
 /**
- * Frames: how the agent's events reach clients (`{ event, data }` over WebSocket, bus events `agent.<event>`). Every
- * `data` names its session and carries `seq`: the stored event's own for durable frames, the session's last durable
- * seq for transient ones (thinking, chunk, errors of discarded messages).
+ * Frames: how the agent's events reach clients (`{ event, data }` over WebSocket). Every `data` names its session and
+ * carries `seq`: the stored event's own for durable frames, the session's last durable seq for transient ones
+ * (thinking, chunk, errors of what could not be stored).
  *
- * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
- * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
+ * On the bus the session publishes facts, not frames: `agent.stored` carries every stored event (STORED_EVENT), and
+ * only transient frames travel as `agent.<frame>`. `toFrame` is the one mapping from a stored event to its frame (the
+ * WebSocket gateway, `since` replay and history all use it), so a replaying client sees exactly the frames a live one
+ * saw. Events have a frame of their own name, except
  * `turnFailed` (`error`), `reset` (`conversationReset`), `turnResumed` (`stepRestarted`), the question pair
  * (question-frames.ts: by kind and answer) and `assistantStep`, `messageQueued`, `serverSampled`, `toolTask` (none). The
  * transient `awaiting` frame (below) is for faces only: no client ever sees it.
@@ -94,33 +96,78 @@ export const awaitingFrame = (
   data: { sessionId, turnId, seq, questionIds },
 });
 
-/** The agent's bus events: one per frame, `agent.<frame name>`, carrying the frame's data; and those only faces hear. */
-export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] } & FaceOnlyEvents;
-
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
+/** What a session publishes of a stored fact (the bus event `agent.stored`). */
+export interface StoredFrame {
+  event: 'stored';
+  data: SessionStoredEvent;
+}
 
-/** The frame an agent bus event carries (`agent.<frame name>`: AgentEvents); undefined for any other event. */
-export const frameNameOf = (name: string): FrameName | undefined =>
-  name.startsWith('agent.') && !isFaceOnly(name) ? (name.slice(6) as FrameName) : undefined;
+/**
+ * The bus event of every stored fact: the stored event itself, published once the store accepted it, in the session's
+ * order, with the meta of what caused it (a turn's correlation id) and `ts` = when it was stored. Faces, reactions,
+ * metrics and the cluster hear facts, never frames: each folds them its own way, and the WebSocket gateway and the
+ * history route map them to frames with `toFrame`, as a replay does.
+ */
+export const STORED_EVENT = 'agent.stored';
 
-export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
+/** The frames no fact stands behind: a reply's chunks, `thinking`, and the error of what could not be stored. */
+export type TransientFrame = Extract<AgentFrame, { event: 'chunk' | 'thinking' | 'error' }>;
+type TransientName = TransientFrame['event'];
+
+/**
+ * The agent's bus events: `agent.stored` (every fact), one per transient frame (`agent.chunk`, `agent.thinking`,
+ * `agent.error`: only an error nothing stored stands for), and those only faces hear.
+ */
+export type AgentEvents = { [STORED_EVENT]: SessionStoredEvent } & {
+  [K in TransientName as `agent.${K}`]: AgentFrameData[K];
+} & FaceOnlyEvents;
+
+/** What to do with facts by their type (`byFactType`). */
+export type FactHandlers = {
+  [T in SessionEvent['type']]?: (event: SessionEventOf<T>, stored: SessionStoredEvent) => void;
+};
+/** An `agent.stored` listener that hands each fact to the handler of its type (none: passed over). */
+export const byFactType =
+  (handlers: FactHandlers) =>
+  ({ payload }: { payload: SessionStoredEvent }): void =>
+    (handlers[payload.event.type] as ((e: SessionEvent, s: SessionStoredEvent) => void) | undefined)?.(
+      payload.event,
+      payload,
+    );
+
+/** What a session publishes: facts, transient frames, and `awaiting` for faces (the bus event `agent.<event>`). */
+export type Published = StoredFrame | TransientFrame | AwaitingFrame;
+
+/** The transient frame an agent bus event carries (`agent.chunk`, `agent.thinking`, `agent.error`); else undefined. */
+export const transientNameOf = (name: string): TransientName | undefined =>
+  name === 'agent.chunk' ? 'chunk' : name === 'agent.thinking' ? 'thinking' : name === 'agent.error' ? 'error' : undefined;
+
+/** The client frame of an agent bus event: a fact's `toFrame`, a transient frame as it is; undefined for any other. */
+export function frameOfEvent(name: string, payload: unknown): AgentFrame | undefined {
+  if (name === STORED_EVENT) return toFrame(payload as SessionStoredEvent);
+  const event = transientNameOf(name);
+  return event && ({ event, data: payload } as AgentFrame);
+}
+
+export const thinkingFrame = (sessionId: string, turnId: string, seq: number): TransientFrame => ({
   event: 'thinking',
   data: { sessionId, turnId, seq },
 });
-export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): AgentFrame => ({
+export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): TransientFrame => ({
   event: 'chunk',
   data: { content, sessionId, turnId, seq },
 });
 /** What a queued message thrown away before its turn started (reset, delete, shutdown) is told. */
 export const droppedMessage = (reason: string): string => `message discarded before its turn started (${reason})`;
 /** The frame of such a message when its discard could not be stored (it is a stored `turnFailed` otherwise). */
-export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): AgentFrame => ({
+export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): TransientFrame => ({
   event: 'error',
   data: { code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, sessionId, turnId, seq },
 });
 
 /** A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. */
-export const storageFailedFrame = (sessionId: string, turnId: string, seq: number, cause: string): AgentFrame => ({
+export const storageFailedFrame = (sessionId: string, turnId: string, seq: number, cause: string): TransientFrame => ({
   event: 'error',
   data: {
     code: 'AGENT_ERROR',

@@ -4,7 +4,17 @@ export { createUnnamedExpiry } from './unnamed-expiry.ts';
 export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame } from './question-frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
-export { frameNameOf, isFaceOnly, type AwaitingData } from './frames.ts';
+export {
+  STORED_EVENT,
+  byFactType,
+  frameOfEvent,
+  isFaceOnly,
+  toFrame,
+  transientNameOf,
+  type AwaitingData,
+  type SessionStoredEvent,
+  type TransientFrame,
+} from './frames.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 export { createToolRuns } from './follow/tool-runs.ts';
@@ -12,5 +22,5 @@ export { createToolRuns } from './follow/tool-runs.ts';
 export { createTurnFollower, type SessionWatch, type TurnFollower } from './follow/follower.ts';
 export { pipeEvents } from './follow/event-pipe.ts';
 export type { FrameInterest } from './follow/types.ts';
-export type { TurnStep } from './follow/steps.ts';
+export { endsTurn, endsTurnFact, seqOfStep, turnOfStep, type FactStep, type TurnStep } from './follow/steps.ts';
 export type { ListedTurn } from './follow/turn-pages.ts';

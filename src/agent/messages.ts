@@ -48,8 +48,9 @@ export type AgentCommands = {
      * `hops`: agent-to-agent hops behind the message (src/conversation/hops.ts). `quota`: who creates the session if this is
      * its first message, and how many they may hold (RATE_LIMIT_EXCEEDED past it). `attached`: resources and a
      * prompt resolved by the face. `unnamed`: the face made `sessionId` up (src/session-id.ts); only such a message
-     * may create a session with an unnamed id. `turnId`: the turn's id (AG-UI's `runId`; fresh when absent), which
-     * the caller makes sure the session has not used. `clientTools`: tools the client runs, offered for this turn.
+     * may create a session with an unnamed id. `turnId`: the turn's id (AG-UI's `runId`, a REST caller's, a schedule's
+     * tick; fresh when absent): a message under a turn id the session holds already answers that turn, `duplicate`,
+     * and runs nothing. `clientTools`: tools the client runs, offered for this turn.
      */
     payload: {
       sessionId: SessionKey;
@@ -62,7 +63,7 @@ export type AgentCommands = {
       quota?: SessionQuota;
       unnamed?: boolean;
     };
-    result: { turnId: string; queued: boolean };
+    result: { turnId: string; queued: boolean; duplicate?: true };
   };
   /**
    * Cancels the running turn and queued messages (each caller gets `agent.error` AGENT_ERROR, reason 'reset'), then
@@ -105,10 +106,10 @@ export type AgentCommands = {
     result: { frames: AgentFrame[]; lastSeq: number };
   };
   /**
-   * The thread a face shows: the frames of the session's stored events after its latest reset, read from there (the
-   * store's `latest`), not from the start of the log.
+   * The thread a face shows: the session's stored facts after its latest reset, read from there (the store's
+   * `latest`), not from the start of the log; the face folds them its own way.
    */
-  'agent.thread': { payload: { sessionId: SessionKey }; result: { frames: AgentFrame[] } };
+  'agent.thread': { payload: { sessionId: SessionKey }; result: { facts: SessionStoredEvent[] } };
   /** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
   'agent.health': { payload: Record<string, never>; result: AgentHealth };
   /**

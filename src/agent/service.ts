@@ -14,10 +14,7 @@ import { createMemoryTools } from '../memory/tools.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
-import type { AgentFrame, AwaitingFrame } from './frames.ts';
-
-/** What the sessions publish: the frames, and `awaiting` for faces. */
-type Published = AgentFrame | AwaitingFrame;
+import type { Published } from './frames.ts';
 import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { createIdleDeletion } from './session/expiry.ts';

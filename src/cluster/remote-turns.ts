@@ -8,6 +8,9 @@ import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { createFanOut } from './fan-out.ts';
 import type { ClusterShared } from './shared.ts';
 
+/** The bus event of a stored fact (src/agent/frames.ts: the cluster does not import the agent). */
+const STORED = 'agent.stored';
+
 /** A turn asked for here; `turnId` once the runner answered. */
 type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
 
@@ -56,13 +59,18 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
     }
   }
 
-  /** A turn's end (response or error): the remote turn it belongs to is done. */
-  const seenEnd = (e: Envelope) => {
-    const turnId = (e.payload as { turnId?: string }).turnId;
+  /** A turn's end (its `response` or `turnFailed` fact, or an error frame): the remote turn it belongs to is done. */
+  const seenEnd = (correlationId: string, turnId: string | undefined) => {
     for (const t of remoteTurns.values())
-      if (t.correlationId === e.correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
+      if (t.correlationId === correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
   };
-  const unlisten = [bus.on('agent.response', seenEnd), bus.on('agent.error', seenEnd)];
+  const unlisten = [
+    bus.on(STORED, (e) => {
+      const { event } = e.payload as { event: { type: string; turnId?: string } };
+      if (event.type === 'response' || event.type === 'turnFailed') seenEnd(e.correlationId, event.turnId);
+    }),
+    bus.on('agent.error', (e) => seenEnd(e.correlationId, (e.payload as { turnId?: string }).turnId)),
+  ];
 
   /** A runner whose lease lapsed is gone: taking its session over ends the turn (owner_lost). */
   const adopter = setInterval(

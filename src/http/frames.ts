@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { approvalDecision, frameNameOf } from '../agent/index.ts';
+import { approvalDecision, transientNameOf } from '../agent/index.ts';
 import { elicitationAction } from '../conversation/records.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { McpEvents } from '../tools/index.ts';
@@ -17,11 +17,11 @@ export const MCP_EVENT_FRAMES = {
 } as const satisfies { [K in keyof McpEvents]: string };
 
 /**
- * The frame name of a bus event: every bus event becomes a WebSocket frame, an agent event `agent.X` the frame `X`
- * (src/agent/frames.ts `frameNameOf`), an MCP event the one its row above names.
+ * The frame name of a bus event other than a stored fact (whose frame is its `toFrame`): a transient agent event
+ * `agent.X` the frame `X` (src/agent/frames.ts `transientNameOf`), an MCP event the one its row above names.
  */
 export const eventFrameOf = (name: keyof FrontEvents): string =>
-  frameNameOf(name) ?? MCP_EVENT_FRAMES[name as keyof McpEvents];
+  transientNameOf(name) ?? MCP_EVENT_FRAMES[name as keyof McpEvents];
 
 /** Both fields are optional in the spec: `base64` is then reported missing, `mimeType` sniffed. */
 export const imageDataSchema = z.strictObject({

@@ -1,5 +1,5 @@
 /** Client frames' handlers; a frame's session id (default `default`) is keyed in its principal's namespace. */
-import { DEFAULT_SESSION } from '../agent/index.ts';
+import { DEFAULT_SESSION, toFrame } from '../agent/index.ts';
 import { asNamed, type SessionKey } from '../session-id.ts';
 import type { EngineSocket } from './engine/index.ts';
 import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
@@ -14,7 +14,7 @@ import { openSeam } from './ws-seam.ts';
 
 export function createClientFrames(
   deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower'>,
-  sessionFrame: (e: BusEvent) => string,
+  sessionFrame: (e: BusEvent) => string | undefined,
   sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
 ) {
   /** Resolves once frames from other instances will arrive (undefined when it already watched). */
@@ -60,9 +60,10 @@ export function createClientFrames(
       await deps.follower.replay(
         sessionId,
         since,
-        (f) => {
-          seam.replayed(f.data.seq ?? 0, f.event);
-          sendTo(ws, f.event, asNamed(f.data));
+        (stored) => {
+          seam.replayed(stored.seq);
+          const f = toFrame(stored);
+          if (f) sendTo(ws, f.event, asNamed(f.data));
         },
         () => conn.closed || conn.seams.get(sessionId) !== seam,
       );

@@ -42,8 +42,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   const unsubscribeBus = deps.bus.onAny((e) => {
     if (isFaceOnly(e.name)) return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
     const data = e.payload as { sessionId?: string };
-    if (isSessionEvent(e)) app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), sessionFrame(e));
-    else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(eventFrameOf(e.name), data));
+    if (isSessionEvent(e)) {
+      const text = sessionFrame(e);
+      if (text === undefined) return; // a fact clients never see
+      app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), text);
+    } else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(eventFrameOf(e.name), data));
     else {
       // Server-wide `mcp.*` (a call's progress names its session, and goes to its watchers). A server's status: its
       // error and sign-in URL to admins only (server-view.ts).

@@ -5,21 +5,21 @@
  *
  * Contract:
  * - `openSeam` hears the session's events on the bus at once (call it before the replay's first read) and holds them.
- * - `replayed(seq, event)` is told of each frame the replay sent. `caughtUp()` then sends the held frames the replay
- *   did not send, and later live ones the same way: dropped when older than the newest replayed frame or when it is
- *   that very frame (same seq, same event); transient frames (chunks) repeating its seq pass.
- * - Once a frame newer than the replay has gone out, every later live frame is newer still (a session's events come
+ * - `replayed(seq)` is told of each stored fact the replay read. `caughtUp()` then sends the held events the replay
+ *   did not cover, and later live ones the same way: a fact dropped when no newer than the newest replayed, a
+ *   transient frame (chunks) when older (one repeating its seq passes).
+ * - Once a fact newer than the replay has passed, every later live event is newer still (a session's events come
  *   in seq order). Right after the dispatch of that frame (a microtask: by then the gateway's own listener has
  *   published it to the topic, which the connection did not hear yet), `goLive` joins the topic and the seam lets go,
  *   in one step: each frame comes from the seam or from the topic, never both, never neither.
  * - `close()` lets go without joining (a newer `subscribe{since}`, an `unsubscribe`, the connection's end).
  */
 import type { FrontEndBus } from './front-bus.ts';
+import { STORED_EVENT } from '../agent/index.ts';
 import { isSessionEvent, type BusEvent } from './session-frames.ts';
-import { eventFrameOf } from './frames.ts';
 
 export interface Seam {
-  replayed(seq: number, event: string): void;
+  replayed(seq: number): void;
   caughtUp(): void;
   close(): void;
 }
@@ -29,14 +29,14 @@ export interface SeamDeps {
   sessionId: string;
   /** The seq the client already has (`since`). */
   since: number;
-  frameOf: (e: BusEvent) => string;
+  frameOf: (e: BusEvent) => string | undefined;
   send: (text: string) => void;
   goLive: () => void;
 }
 
 export function openSeam(deps: SeamDeps): Seam {
   let held: BusEvent[] | undefined = [];
-  let newest = { seq: deps.since, event: '' };
+  let newest = deps.since;
   let closed = false;
   let joining = false;
   const unlisten = deps.bus.onSession(deps.sessionId, (e) => (held ? held.push(e) : pass(e)));
@@ -51,22 +51,25 @@ export function openSeam(deps: SeamDeps): Seam {
     deps.goLive();
   };
 
+  const send = (e: BusEvent) => {
+    const text = deps.frameOf(e);
+    if (text !== undefined) deps.send(text);
+  };
   function pass(e: BusEvent): void {
     if (closed || !isSessionEvent(e)) return;
     const seq = (e.payload as { seq?: unknown }).seq;
-    if (typeof seq !== 'number') return deps.send(deps.frameOf(e)); // a tool's progress: no place in the log
-    const event = eventFrameOf(e.name);
-    if (seq < newest.seq || (seq === newest.seq && event === newest.event)) return;
-    deps.send(deps.frameOf(e));
-    if (seq === newest.seq) return;
-    newest = { seq, event };
+    if (typeof seq !== 'number') return send(e); // a tool's progress: no place in the log
+    if (e.name !== STORED_EVENT) return void (seq >= newest && send(e));
+    if (seq <= newest) return;
+    send(e);
+    newest = seq;
     if (!joining) queueMicrotask(join);
     joining = true;
   }
 
   return {
-    replayed(seq, event) {
-      if (seq >= newest.seq) newest = { seq, event };
+    replayed(seq) {
+      if (seq > newest) newest = seq;
     },
     caughtUp() {
       const early = held ?? [];

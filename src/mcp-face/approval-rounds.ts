@@ -11,7 +11,7 @@ import {
   type InputRequiredResult,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { QUESTION_ASKED, type Question } from '../agent/index.ts';
+import { STORED_EVENT, type Question } from '../agent/index.ts';
 import { madeOnce } from '../made-once.ts';
 import type { SessionKey } from '../session-id.ts';
 import { answerOf, applyAnswer, formOf } from './questions.ts';
@@ -80,13 +80,12 @@ export function createApprovalRounds(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 
           });
           if (asking.length > 0) done(asking);
         };
-        for (const name of QUESTION_ASKED)
-          offs.push(
-            deps.bus.on(
-              `agent.${name}`,
-              (e) => void (e.correlationId === turn.correlationId && check(e.payload.turnId)),
-            ),
-          );
+        offs.push(
+          deps.bus.on(STORED_EVENT, (e) => {
+            const asked = e.payload.event;
+            if (asked.type === 'questionAsked' && e.correlationId === turn.correlationId) void check(asked.turnId);
+          }),
+        );
         reply.then(
           () => done(undefined),
           () => done(undefined),

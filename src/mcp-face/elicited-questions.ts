@@ -1,18 +1,12 @@
 import type { ServerContext } from '@modelcontextprotocol/server';
-import {
-  QUESTION_ANSWERED,
-  QUESTION_ASKED,
-  answerOfFrame,
-  questionOfFrame,
-  type AgentFrame,
-  type Question,
-} from '../agent/index.ts';
+import { STORED_EVENT, byFactType, type Question } from '../agent/index.ts';
+import { questionOf } from '../conversation/questions.ts';
 import type { SessionKey } from '../session-id.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { answerOf, formOf } from './questions.ts';
 
-/** Which question events are of the turn asked about: its command's correlation id, or its turn id. */
-type OfTurn = (e: { correlationId: string; payload: { turnId?: string } }) => boolean;
+/** Which facts are of the turn asked about: its command's correlation id, or its turn id. */
+type OfTurn = (e: { correlationId: string; turnId: string | undefined }) => boolean;
 
 /**
  * Asks a 2025-era client each question of the turn `ofTurn` picks that a form can ask, once each: as it is asked,
@@ -55,25 +49,21 @@ export function askQuestions(
       })
       .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));
   };
-  const asked = (frame: AgentFrame) => {
-    const q = questionOfFrame(frame);
-    if (q) ask(q);
-  };
-  const answered = (frame: AgentFrame) => {
-    const a = answerOfFrame(frame);
-    if (!a || a.by === 'mcp-elicitation') return;
-    withdraw.get(a.id)?.();
-    withdraw.delete(a.id);
-  };
-  const offs = [...QUESTION_ASKED, ...QUESTION_ANSWERED].map((name) =>
-    deps.bus.on(`agent.${name}`, (e) => {
-      if (!ofTurn(e)) return;
-      const frame = { event: name, data: e.payload } as AgentFrame;
-      asked(frame);
-      answered(frame);
-    }),
-  );
-  return Object.assign(() => offs.forEach((off) => off()), {
+  const off = deps.bus.on(STORED_EVENT, (e) => {
+    if (!ofTurn({ correlationId: e.correlationId, turnId: (e.payload.event as { turnId?: string }).turnId })) return;
+    byFactType({
+      questionAsked: (asked, stored) => {
+        const q = questionOf(asked, stored.sessionId);
+        if (q) ask(q);
+      },
+      questionClosed: (closed) => {
+        if (closed.by === 'mcp-elicitation') return;
+        withdraw.get(closed.id)?.();
+        withdraw.delete(closed.id);
+      },
+    })(e);
+  });
+  return Object.assign(off, {
     ask: (questions: Question[]) => questions.forEach(ask),
   });
 }

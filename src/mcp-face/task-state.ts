@@ -3,11 +3,11 @@
  * alike) to an MCP task, pure and wire-neutral. A task id names the session key and the turn
  * (`<base64url key>/<turnId>`), so any instance reads the task back from the log, and the caller's `SessionAccess`
  * decides whether it may (`sees`). Statuses: `working` from the message on (queued included), `input_required`
- * while a question of the turn waits for a person, then `completed` (its `response`), `cancelled` (an `error`
- * of a cancel or a reset) or `failed` (any other `error`). `result` is what `chat_with_agent` answers for it.
+ * while a question of the turn waits for a person, then `completed` (its `response`), `cancelled` (its failure by a
+ * cancel or a reset) or `failed` (any other failure). `result` is what `chat_with_agent` answers for it.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { answerOfFrame, questionOfFrame, type AgentFrame, type TurnStep } from '../agent/index.ts';
+import { turnOfStep, type TurnStep } from '../agent/index.ts';
 import { text } from './own-tools.ts';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -56,49 +56,53 @@ function waitingFor(task: TaskState, waiting: string[]): TaskState {
   return { ...rest, status: 'input_required', statusMessage: what, waiting };
 }
 
-function foldOn(task: TaskState, frame: AgentFrame): TaskState {
-  switch (frame.event) {
+/** The turn ended in an error: cancelled by a cancel or a reset, else failed. */
+function failed(task: TaskState, failure: { message: string; details: Record<string, unknown> }): TaskState {
+  const reason = failure.details.reason;
+  const cancelled = typeof reason === 'string' && CANCELLING.has(reason);
+  return {
+    ...task,
+    status: cancelled ? 'cancelled' : 'failed',
+    statusMessage: failure.message,
+    waiting: [],
+    result: text(`The agent failed: ${failure.message}`, true),
+  };
+}
+
+function foldOn(task: TaskState, step: Extract<TurnStep, { kind: 'fact' | 'frame' }>): TaskState {
+  if (step.kind === 'frame') return step.frame.event === 'error' ? failed(task, step.frame.data) : task;
+  const e = step.stored.event;
+  switch (e.type) {
     case 'response':
-      return { ...task, status: 'completed', waiting: [], result: text(frame.data.content) };
-    case 'error': {
-      const reason = frame.data.details.reason;
-      const cancelled = typeof reason === 'string' && CANCELLING.has(reason);
-      return {
-        ...task,
-        status: cancelled ? 'cancelled' : 'failed',
-        statusMessage: frame.data.message,
-        waiting: [],
-        result: text(`The agent failed: ${frame.data.message}`, true),
-      };
-    }
-    default: {
-      const asked = questionOfFrame(frame)?.id;
-      if (asked !== undefined) return waitingFor(task, [...task.waiting, asked]);
-      const answered = answerOfFrame(frame)?.id;
-      if (answered !== undefined)
-        return waitingFor(
-          task,
-          task.waiting.filter((id) => id !== answered),
-        );
+      return { ...task, status: 'completed', waiting: [], result: text(e.content) };
+    case 'turnFailed':
+      return failed(task, e);
+    case 'questionAsked':
+      return waitingFor(task, [...task.waiting, e.question.id]);
+    case 'questionClosed':
+      return waitingFor(
+        task,
+        task.waiting.filter((id) => id !== e.id),
+      );
+    default:
       return task;
-    }
   }
 }
 
 /** One step of turn `turnId` folded into its task (steps of other turns, and any after its end, change nothing). */
 export function foldTask(task: TaskState | undefined, step: TurnStep, turnId: string): TaskState | undefined {
-  if (step.kind === 'queued') return task ?? begun(step.ts, false);
+  if (turnOfStep(step) !== turnId) return task;
   if (step.kind === 'awaiting') {
     // The turn says what it waits for: the whole set of its open questions.
-    if (step.data.turnId !== turnId || !task || TERMINAL.has(task.status)) return task;
+    if (!task || TERMINAL.has(task.status)) return task;
     const next = waitingFor(task, step.data.questionIds);
     return next.status === task.status ? next : { ...next, lastUpdatedAt: iso(step.ts) };
   }
-  const data = step.frame.data as { turnId?: string };
-  if (data.turnId !== turnId) return task;
-  if (step.frame.event === 'userMessage') return { ...(task ?? begun(step.ts, true)), started: true };
+  const type = step.kind === 'fact' ? step.stored.event.type : undefined;
+  if (type === 'messageQueued') return task ?? begun(step.ts, false);
+  if (type === 'userMessage') return { ...(task ?? begun(step.ts, true)), started: true };
   if (!task || TERMINAL.has(task.status)) return task;
-  const next = foldOn(task, step.frame);
+  const next = foldOn(task, step);
   return next.status === task.status && next.statusMessage === task.statusMessage
     ? next
     : { ...next, lastUpdatedAt: iso(step.ts) };

@@ -88,7 +88,7 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
   async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, outOfBand: ServerOptions['outOfBand']) {
     // A request of a task's names it (2025-11-25, "Associating Task-Related Messages").
     const related = { [RELATED_TASK]: { taskId: taskIdOf(key, turnId) } };
-    const stop = askQuestions(deps, ctx, (e) => e.payload.turnId === turnId, key, outOfBand, related);
+    const stop = askQuestions(deps, ctx, (e) => e.turnId === turnId, key, outOfBand, related);
     const waiting = await bus.execute('agent.questions', { sessionId: key }).catch(() => []);
     stop.ask(waiting.filter((q) => q.turnId === turnId));
     return stop;

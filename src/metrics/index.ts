@@ -4,7 +4,7 @@
  * is fed by its owners through this object.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AgentEvents } from '../agent/index.ts';
+import { STORED_EVENT, byFactType, type AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import type { McpEvents } from '../tools/index.ts';
@@ -109,11 +109,28 @@ export function createMetrics() {
         m.turnsFinished.inc({ outcome });
         if (turn) m.turnSeconds.observe({ outcome }, (clock.now() - turn.at) / 1000);
       };
+      /** A turn's end by a stored `turnFailed` or a transient error frame, counted once. */
+      const failed = (turnId: string, details: Record<string, unknown>) => {
+        if (started.has(turnId)) finish(turnId, details.reason === 'cancelled' ? 'cancelled' : 'error');
+      };
       const offs = [
-        bus.on('agent.userMessage', (e) => {
-          m.turnsStarted.inc();
-          started.set(e.payload.turnId, { at: clock.now(), chunked: false });
-        }),
+        bus.on(
+          STORED_EVENT,
+          byFactType({
+            userMessage: (e) => {
+              m.turnsStarted.inc();
+              started.set(e.turnId, { at: clock.now(), chunked: false });
+            },
+            response: (e) => finish(e.turnId, 'response'),
+            contextCompacted: (e) => m.compactions.inc({ trigger: e.trigger, method: e.method }),
+            turnFailed: (e) => failed(e.turnId, e.details),
+            toolResult: (e) => {
+              const labels = { server: e.serverId || 'none', tool: e.toolName };
+              m.toolCalls.inc({ ...labels, outcome: e.success ? 'ok' : 'error' });
+              m.toolSeconds.observe(labels, e.durationMs / 1000);
+            },
+          }),
+        ),
         bus.on('agent.chunk', (e) => {
           m.chunks.inc();
           const turn = started.get(e.payload.turnId);
@@ -122,19 +139,7 @@ export function createMetrics() {
             m.firstChunkSeconds.observe((clock.now() - turn.at) / 1000);
           }
         }),
-        bus.on('agent.response', (e) => finish(e.payload.turnId, 'response')),
-        bus.on('agent.contextCompacted', (e) =>
-          m.compactions.inc({ trigger: e.payload.trigger, method: e.payload.method }),
-        ),
-        bus.on('agent.error', (e) => {
-          if (e.payload.turnId === undefined || !started.has(e.payload.turnId)) return;
-          finish(e.payload.turnId, e.payload.details.reason === 'cancelled' ? 'cancelled' : 'error');
-        }),
-        bus.on('agent.toolResult', (e) => {
-          const labels = { server: e.payload.serverId || 'none', tool: e.payload.toolName };
-          m.toolCalls.inc({ ...labels, outcome: e.payload.success ? 'ok' : 'error' });
-          m.toolSeconds.observe(labels, e.payload.durationMs / 1000);
-        }),
+        bus.on('agent.error', (e) => e.payload.turnId !== undefined && failed(e.payload.turnId, e.payload.details)),
         bus.on('mcp.serverStatus', (e) => {
           const { name, status } = e.payload;
           const before = statuses.get(name);

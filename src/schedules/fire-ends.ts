@@ -1,18 +1,34 @@
 /**
- * The end of a fire's turn: its `agent.response` or `agent.error`, heard on the session's bus events, records the fire
- * `finished` or `failed` with the turn's usage (after it was recorded `sent`).
+ * The end of a fire's turn: its `response` or `turnFailed` fact (or an error frame), heard on the session's bus
+ * events, records the fire `finished` or `failed` with the turn's usage (after it was recorded `sent`).
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
 import type { FireRecord, ScheduleStore } from './store-types.ts';
 
-/** An event on the session's bus, as far as a fire's end needs it. */
-export type SessionEvent = { name: string; payload: unknown };
+/** How a fire's turn ended: its usage, or why it failed (the code of its failure). */
+export type TurnEnd = { failed: false; usage?: Record<string, unknown> } | { failed: true; code: string };
+
+/** The end of a turn in an event of the session's bus (its `response` or `turnFailed` fact, an error frame). */
+export function endOf(event: { name: string; payload: unknown }): { turnId: string; end: TurnEnd } | undefined {
+  if (event.name === 'agent.error') {
+    const { turnId, code } = event.payload as { turnId?: string; code: string };
+    return turnId === undefined ? undefined : { turnId, end: { failed: true, code } };
+  }
+  if (event.name !== 'agent.stored') return undefined;
+  const { event: e } = event.payload as {
+    event: { type: string; turnId?: string; usage?: Record<string, unknown>; code?: string };
+  };
+  if (e.turnId === undefined) return undefined;
+  if (e.type === 'response') return { turnId: e.turnId, end: { failed: false, ...(e.usage && { usage: e.usage }) } };
+  if (e.type === 'turnFailed') return { turnId: e.turnId, end: { failed: true, code: e.code ?? 'AGENT_ERROR' } };
+  return undefined;
+}
 
 export interface EndDeps {
   /** Any bus that carries the agent's events (its listener is handed every event of the session). */
-  bus: { onSession(sessionId: string, listener: (event: SessionEvent) => unknown): () => void };
+  bus: { onSession(sessionId: string, listener: (event: { name: string; payload: unknown }) => unknown): () => void };
   store: Pick<ScheduleStore, 'update' | 'runs'>;
   clock: Clock;
   log: Logger;
@@ -22,17 +38,15 @@ export interface EndDeps {
 }
 
 /** The fire's turn ended: records it `finished` or `failed`, with its usage. */
-export function recordEnd(deps: EndDeps, fire: FireRecord, event: SessionEvent): void {
+export function recordEnd(deps: EndDeps, fire: FireRecord, end: TurnEnd): void {
   const { store, clock, log, metrics, track } = deps;
-  const payload = event.payload as { usage?: Record<string, unknown>; code?: string };
-  const failed = event.name === 'agent.error';
-  if (failed) metrics?.failures.inc();
+  if (end.failed) metrics?.failures.inc();
   const ended: FireRecord = {
     ...fire,
-    status: failed ? 'failed' : 'finished',
+    status: end.failed ? 'failed' : 'finished',
     finishedAt: new Date(clock.now()).toISOString(),
-    ...(payload.usage && { usage: payload.usage }),
-    ...(failed && payload.code && { reason: payload.code }),
+    ...(!end.failed && end.usage && { usage: end.usage }),
+    ...(end.failed && { reason: end.code }),
   };
   void track(store.update(ended)).catch((e: unknown) => log.error({ err: e }, 'recording a fire failed'));
 }
@@ -42,15 +56,14 @@ export function recordEnd(deps: EndDeps, fire: FireRecord, event: SessionEvent):
  * names the fire once it is recorded `sent`, so its end is recorded after that.
  */
 export function watchEnds(deps: EndDeps, key: string) {
-  const early = new Map<string, SessionEvent>();
+  const early = new Map<string, TurnEnd>();
   let fire: FireRecord | undefined;
   const off = deps.bus.onSession(key, (event) => {
-    if (event.name !== 'agent.response' && event.name !== 'agent.error') return;
-    const turnId = (event.payload as { turnId?: string }).turnId;
-    if (turnId === undefined) return;
-    if (fire?.turnId !== turnId) return void early.set(turnId, event);
+    const ended = endOf(event);
+    if (ended === undefined) return;
+    if (fire?.turnId !== ended.turnId) return void early.set(ended.turnId, ended.end);
     off();
-    recordEnd(deps, fire, event);
+    recordEnd(deps, fire, ended.end);
   });
   return {
     off,

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import { sessionKey, type SessionKey } from '../session-id.ts';
-import { recordEnd, watchEnds, type EndDeps, type SessionEvent } from './fire-ends.ts';
+import { recordEnd, watchEnds, type EndDeps, type TurnEnd } from './fire-ends.ts';
 import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
 
 /** Runs looked through for the latest one not skipped. */
@@ -34,18 +34,20 @@ export async function turnInLog(bus: HistoryBus, key: SessionKey, turnId: string
   return frames.some((f) => (f.data as { turnId?: string }).turnId === turnId);
 }
 
-/** The `agent.response` or `agent.error` that ended a sent run's turn, read off its session's log; undefined: none yet. */
+/** How a sent run's turn ended, read off its session's log; undefined: not yet. */
 export async function endInLog(
   bus: HistoryBus,
   schedule: StoredSchedule,
   run: FireRecord,
-): Promise<SessionEvent | undefined> {
+): Promise<TurnEnd | undefined> {
   if (run.session === undefined || run.turnId === undefined) return undefined;
   const { frames } = await bus.execute('agent.history', { sessionId: runSessionKey(schedule, run.session) });
-  const end = frames.find(
-    (f) => (f.event === 'response' || f.event === 'error') && (f.data as { turnId?: string }).turnId === run.turnId,
-  );
-  return end && { name: `agent.${end.event}`, payload: end.data };
+  for (const f of frames) {
+    if ((f.data as { turnId?: string }).turnId !== run.turnId) continue;
+    if (f.event === 'response') return { failed: false, ...(f.data.usage && { usage: f.data.usage }) };
+    if (f.event === 'error') return { failed: true, code: f.data.code };
+  }
+  return undefined;
 }
 
 export async function previousRunUnfinished(
@@ -53,7 +55,7 @@ export async function previousRunUnfinished(
   bus: HistoryBus,
   schedule: StoredSchedule,
   now: number,
-  settle: (run: FireRecord, end: SessionEvent) => void,
+  settle: (run: FireRecord, end: TurnEnd) => void,
 ): Promise<boolean> {
   const last = (await store.runs(schedule.id, LOOK_BACK)).find((r) => r.status !== 'skipped');
   if (last?.status === 'claimed') return now - Date.parse(last.plannedAt) < CLAIM_HELD_MS + schedule.jitterMs;

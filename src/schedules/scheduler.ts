@@ -17,7 +17,7 @@ import type { Bus } from '../bus/index.ts';
 import { followSent, previousRunUnfinished } from './overlap.ts';
 import { sendFire } from './send-fire.ts';
 import { recover } from './recovery.ts';
-import { recordEnd, type EndDeps, type SessionEvent } from './fire-ends.ts';
+import { recordEnd, type EndDeps, type TurnEnd } from './fire-ends.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
@@ -76,7 +76,7 @@ export function createScheduler(options: SchedulerOptions) {
 
   /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
   async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
-    const settle = (run: FireRecord, end: SessionEvent) => recordEnd(endDeps, run, end);
+    const settle = (run: FireRecord, end: TurnEnd) => recordEnd(endDeps, run, end);
     const held =
       schedule.overlap === 'skip' && (await previousRunUnfinished(store, bus, schedule, clock.now(), settle));
     if (!(await store.claim(schedule.id, plannedAt))) return;

@@ -10,7 +10,7 @@ import type * as OtelExporter from '@opentelemetry/exporter-trace-otlp-http';
 import type * as OtelResources from '@opentelemetry/resources';
 import type * as OtelSdk from '@opentelemetry/sdk-trace-base';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { AgentEvents } from '../agent/index.ts';
+import { STORED_EVENT, byFactType, type AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Usage } from '../llm/types.ts';
 
@@ -87,63 +87,71 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
     },
     /** Reads turns and tool calls off the bus. Returns the unsubscribe. */
     watchBus(bus: Pick<Bus<never, AgentEvents>, 'on'>): () => void {
+      /** A turn's end by a stored `turnFailed` or a transient error frame, its span failed once. */
+      const failTurn = (turnId: string, code: string, message: string) => {
+        const span = turns.get(turnId);
+        if (!span) return;
+        turns.delete(turnId);
+        fail(span, code, message);
+        span.end();
+      };
       const offs = [
-        bus.on('agent.userMessage', (e) => {
-          const { turnId, sessionId } = e.payload;
-          turns.set(
-            turnId,
-            tracer.startSpan(`invoke_agent ${opts.agentName}`, {
-              kind: SpanKind.INTERNAL,
-              attributes: {
-                'gen_ai.operation.name': 'invoke_agent',
-                'gen_ai.agent.name': opts.agentName,
-                'gen_ai.conversation.id': sessionId,
-                'gen_ai.request.model': opts.model,
-              },
-            }),
-          );
-        }),
-        bus.on('agent.toolCall', (e) => {
-          const { callId, toolName, serverId, turnId } = e.payload;
-          tools.set(
-            callId,
-            tracer.startSpan(
-              `execute_tool ${toolName}`,
-              {
-                kind: SpanKind.INTERNAL,
-                attributes: {
-                  'gen_ai.operation.name': 'execute_tool',
-                  'gen_ai.tool.name': toolName,
-                  'gen_ai.tool.call.id': callId,
-                  'agentd.mcp.server': serverId,
-                },
-              },
-              inTurn(turnId),
-            ),
-          );
-        }),
-        bus.on('agent.toolResult', (e) => {
-          const span = tools.get(e.payload.callId);
-          tools.delete(e.payload.callId);
-          if (!span) return;
-          if (!e.payload.success) fail(span, 'tool_error', 'the tool call failed');
-          span.end();
-        }),
-        bus.on('agent.response', (e) => {
-          const span = turns.get(e.payload.turnId);
-          turns.delete(e.payload.turnId);
-          if (!span) return;
-          usageOf(span, e.payload.usage);
-          span.end();
-        }),
-        bus.on('agent.error', (e) => {
-          const turnId = e.payload.turnId;
-          const span = turnId === undefined ? undefined : turns.get(turnId);
-          if (!span || turnId === undefined) return;
-          turns.delete(turnId);
-          fail(span, e.payload.code, e.payload.message);
-          span.end();
-        }),
+        bus.on(
+          STORED_EVENT,
+          byFactType({
+            userMessage: (e, stored) => {
+              turns.set(
+                e.turnId,
+                tracer.startSpan(`invoke_agent ${opts.agentName}`, {
+                  kind: SpanKind.INTERNAL,
+                  attributes: {
+                    'gen_ai.operation.name': 'invoke_agent',
+                    'gen_ai.agent.name': opts.agentName,
+                    'gen_ai.conversation.id': stored.sessionId,
+                    'gen_ai.request.model': opts.model,
+                  },
+                }),
+              );
+            },
+            toolCall: ({ callId, toolName, serverId, turnId }) => {
+              tools.set(
+                callId,
+                tracer.startSpan(
+                  `execute_tool ${toolName}`,
+                  {
+                    kind: SpanKind.INTERNAL,
+                    attributes: {
+                      'gen_ai.operation.name': 'execute_tool',
+                      'gen_ai.tool.name': toolName,
+                      'gen_ai.tool.call.id': callId,
+                      'agentd.mcp.server': serverId,
+                    },
+                  },
+                  inTurn(turnId),
+                ),
+              );
+            },
+            toolResult: (e) => {
+              const span = tools.get(e.callId);
+              tools.delete(e.callId);
+              if (!span) return;
+              if (!e.success) fail(span, 'tool_error', 'the tool call failed');
+              span.end();
+            },
+            response: (e) => {
+              const span = turns.get(e.turnId);
+              turns.delete(e.turnId);
+              if (!span) return;
+              usageOf(span, e.usage);
+              span.end();
+            },
+            turnFailed: (e) => failTurn(e.turnId, e.code, e.message),
+          }),
+        ),
+        bus.on(
+          'agent.error',
+          (e) => e.payload.turnId !== undefined && failTurn(e.payload.turnId, e.payload.code, e.payload.message),
+        ),
       ];
       return () => offs.forEach((off) => off());
     },

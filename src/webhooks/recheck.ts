@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { TurnStep } from '../agent/index.ts';
+import { toFrame, type TurnStep } from '../agent/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { AttemptOutcome } from './attempt.ts';
 import type { LocalTarget } from './dispatcher.ts';
@@ -55,9 +55,10 @@ export function createRecheck(deps: RecheckDeps) {
       const steps = await deps.steps(sessionKey, turnId);
       let ended = false;
       for (const step of steps) {
-        if (step.kind !== 'frame') continue;
-        await deps.announce(`agent.${step.frame.event}`, step.frame.data, step.ts);
-        ended ||= step.frame.event === 'response' || step.frame.event === 'error';
+        const frame = step.kind === 'fact' ? toFrame(step.stored) : undefined;
+        if (!frame) continue;
+        await deps.announce(`agent.${frame.event}`, frame.data, step.ts);
+        ended ||= frame.event === 'response' || frame.event === 'error';
       }
       return ended
         ? { delivered: true, statusCode: 200 }

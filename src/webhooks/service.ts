@@ -16,7 +16,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.ts';
-import type { AgentEvents, TurnStep } from '../agent/index.ts';
+import { STORED_EVENT, toFrame, type AgentEvents, type TurnStep } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -170,14 +170,15 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** A push config was kept on the task of `turnId`: its turn's recheck is kept (a failure logged). */
     recheckTurn: (sessionKey: string, turnId: string): void => keepRecheck({ sessionId: sessionKey, turnId }),
     start(): void {
-      for (const name of WATCHED)
-        unsubscribe.push(
-          deps.bus.on(name, (e) => inBackground(announceFrame(e.name, e.payload, e.ts), { event: e.name })),
-        );
       unsubscribe.push(
-        deps.bus.on('agent.userMessage', (e) =>
-          turnStarted(e.payload).catch((err: unknown) => log.error({ err }, 'webhook outbox: no recheck kept')),
-        ),
+        deps.bus.on(STORED_EVENT, (e) => {
+          const frame = toFrame(e.payload);
+          const name = frame && (`agent.${frame.event}` as const);
+          if (name && (WATCHED as readonly string[]).includes(name))
+            inBackground(announceFrame(name, frame.data, e.ts), { event: name });
+          if (frame?.event === 'userMessage')
+            turnStarted(frame.data).catch((err: unknown) => log.error({ err }, 'webhook outbox: no recheck kept'));
+        }),
       );
       unsubscribe.push(
         ...registerWebhookCommands(deps.bus, {

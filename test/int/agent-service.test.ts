@@ -17,7 +17,7 @@ import type { LlmClient } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService } from '../../src/tools/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { recordBus } from '../support/bus-recorder.ts';
+import { recordBus, type FrameEvents } from '../support/bus-recorder.ts';
 import { EVERYTHING } from '../support/paths.ts';
 import { createJsonlStore, createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
@@ -96,7 +96,7 @@ async function rig(
   });
   const agent = createAgentService({ config, bus, store, llm: opts.llm ?? llmClient(), log });
   await agent.start();
-  const recorder = recordBus<AppEvents>(bus);
+  const recorder = recordBus(bus);
   open.push({ agent, off: recorder.stop });
   const events = recorder.events;
   const end = (correlationId: string) => recorder.turnEnd(correlationId);
@@ -120,7 +120,7 @@ async function rig(
   };
 }
 
-const payload = <N extends keyof AppEvents>(e: Envelope | undefined) => e?.payload as AppEvents[N];
+const payload = <N extends keyof FrameEvents>(e: Envelope | undefined) => e?.payload as FrameEvents[N];
 const lastRequest = () => sim.requests.at(-1)?.body;
 
 describe('agent service with the simulator and server-everything', () => {
@@ -197,8 +197,8 @@ describe('agent service with the simulator and server-everything', () => {
 
     const tool = await r.send('[[tool:trigger-long-running-operation {"duration":10,"steps":10}]]', 'cancel');
     await new Promise<void>((resolve) => {
-      const off = bus.on('agent.toolCall', (e) => {
-        if (e.correlationId === tool.correlationId) {
+      const off = bus.on('agent.stored', (e) => {
+        if (e.correlationId === tool.correlationId && e.payload.event.type === 'toolCall') {
           off();
           resolve();
         }

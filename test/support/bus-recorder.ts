@@ -1,8 +1,25 @@
-/** Records every event of a bus, and waits for the one a test needs (no sleeps). */
+/**
+ * Records every event of a bus as a client sees it, and waits for the one a test needs (no sleeps): a stored fact
+ * (`agent.stored`) is recorded as the bus event of its frame, `agent.<frame>` (none for a fact clients never see), so
+ * tests name the frames of the wire; every other event as it is.
+ */
+import {
+  frameOfEvent,
+  STORED_EVENT,
+  type AgentFrameData,
+  type AwaitingData,
+  type FrameName,
+} from '../../src/agent/index.ts';
 import type { Bus, Envelope, EventSpec } from '../../src/bus/index.ts';
+import type { McpEvents } from '../../src/tools/index.ts';
 import { PATIENT } from './wait.ts';
 
-export interface BusRecorder<E extends EventSpec> {
+/** The events a recorder names: one per client frame, `agent.<frame>`, the MCP events and `agent.awaiting`. */
+export type FrameEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] } & McpEvents & {
+    'agent.awaiting': AwaitingData;
+  };
+
+export interface BusRecorder<E extends EventSpec = FrameEvents> {
   readonly events: Envelope[];
   /** Payloads of the recorded events named `name`, in order. */
   named: <N extends keyof E & string>(name: N) => E[N][];
@@ -13,10 +30,19 @@ export interface BusRecorder<E extends EventSpec> {
   stop: () => void;
 }
 
-export function recordBus<E extends EventSpec>(bus: Pick<Bus<never, E>, 'onAny'>): BusRecorder<E> {
+/** An event as a client sees it (see above); undefined for a fact with no frame. */
+export function asClientEvent(e: Envelope): Envelope | undefined {
+  if (e.name !== STORED_EVENT) return e;
+  const frame = frameOfEvent(e.name, e.payload);
+  return frame && { ...e, name: `agent.${frame.event}`, payload: frame.data };
+}
+
+export function recordBus(bus: Pick<Bus<never, EventSpec>, 'onAny'>): BusRecorder {
   const events: Envelope[] = [];
   const waiters = new Set<(e: Envelope) => void>();
-  const off = bus.onAny((e) => {
+  const off = bus.onAny((raw) => {
+    const e = asClientEvent(raw);
+    if (!e) return;
     events.push(e);
     for (const w of [...waiters]) w(e);
   });

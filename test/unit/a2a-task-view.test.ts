@@ -1,6 +1,8 @@
 /** Tasks are turns: the one mapping from a turn's steps to an A2A task (src/a2a-face/task-view.ts), its wire forms and the card's origin. */
 import { describe, expect, it } from 'vitest';
-import type { AgentFrame, TurnStep } from '../../src/agent/index.ts';
+import type { TurnStep } from '../../src/agent/index.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import { factAt, facts } from '../support/facts.ts';
 import { endpointOrigin } from '../../src/a2a-face/card.ts';
 import { parseTaskId, taskIdOf, taskView } from '../../src/a2a-face/task-view.ts';
 import { encodeTask, streamEvents, versionOf } from '../../src/a2a-face/wire.ts';
@@ -9,55 +11,21 @@ const S = 'ctx-1';
 /** The time of the step of seq `seq` (transient steps, which carry the last durable seq, get a later one). */
 const at = (seq: number, later = 0) => new Date(Date.UTC(2026, 0, 1, 0, 0, seq, later)).toISOString();
 const ref = (turnId: string, seq: number) => ({ sessionId: S, turnId, seq });
-const step = (frame: AgentFrame, later = 0): TurnStep => ({
+const fact = (event: SessionEvent, seq: number) => factAt(event, seq, at(seq), S);
+const user = (turnId: string, seq: number, content = 'hi') => fact(facts.user(turnId, content), seq);
+const queued = (turnId: string, seq: number, content = 'hi') => fact(facts.queued(turnId, content), seq);
+const chunk = (turnId: string, seq: number, content: string): TurnStep => ({
   kind: 'frame',
-  frame,
-  ts: Date.parse(at(frame.data.seq ?? 0, later)),
+  frame: { event: 'chunk', data: { ...ref(turnId, seq), content } },
+  ts: Date.parse(at(seq, 500)),
 });
-const user = (turnId: string, seq: number, content = 'hi') =>
-  step({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
-const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({
-  kind: 'queued',
-  seq,
-  content,
-  ts: Date.parse(at(seq)),
-});
-const chunk = (turnId: string, seq: number, content: string) =>
-  step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
-const restarted = (turnId: string, seq: number, content: string) =>
-  step({ event: 'stepRestarted', data: { ...ref(turnId, seq), attempt: 1, content } });
-const response = (turnId: string, seq: number, content: string) =>
-  step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
-const asked = (turnId: string, seq: number, callId: string) =>
-  step({
-    event: 'toolApprovalRequested',
-    data: {
-      ...ref(turnId, seq),
-      callId,
-      toolName: 'echo',
-      serverId: 'everything',
-      args: {},
-      expiresAt: '2026-01-01T00:00:00.000Z',
-    },
-  });
+const restarted = (turnId: string, seq: number, content: string) => fact(facts.resumed(turnId, content), seq);
+const response = (turnId: string, seq: number, content: string) => fact(facts.response(turnId, content), seq);
+const asked = (turnId: string, seq: number, callId: string) => fact(facts.approval(turnId, callId), seq);
 const answered = (turnId: string, seq: number, callId: string) =>
-  step({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
-const question = (turnId: string, seq: number, id: string) =>
-  step({
-    event: 'elicitationRequested',
-    data: {
-      ...ref(turnId, seq),
-      id,
-      callId: 'c9',
-      serverId: 'everything',
-      message: 'Your name?',
-      mode: 'form',
-      requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-      expiresAt: '2026-01-01T00:00:00.000Z',
-    },
-  });
-const replied = (turnId: string, seq: number, id: string) =>
-  step({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
+  fact(facts.approved(turnId, callId, 'approve', 'a2a'), seq);
+const question = (turnId: string, seq: number, id: string) => fact(facts.elicitation(turnId, id), seq);
+const replied = (turnId: string, seq: number, id: string) => fact(facts.elicited(turnId, id, 'a2a'), seq);
 /** The turn says it waits for `ids` (stamped with the time of its last fact, as a live one is). */
 const waits = (turnId: string, seq: number, ids: string[]): TurnStep => ({
   kind: 'awaiting',
@@ -65,7 +33,7 @@ const waits = (turnId: string, seq: number, ids: string[]): TurnStep => ({
   ts: Date.parse(at(seq)),
 });
 const failed = (turnId: string, seq: number, reason: string, message = 'stopped') =>
-  step({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
+  fact(facts.failed(turnId, reason, message), seq);
 
 describe('taskView', () => {
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {

@@ -8,60 +8,30 @@ import { EventType, type Event } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { AgentFrame, TurnStep } from '../../src/agent/index.ts';
+import type { TransientFrame, TurnStep } from '../../src/agent/index.ts';
+import { EVENT_VERSION, type SessionEvent } from '../../src/conversation/session-events.ts';
+import { factAt, facts } from '../support/facts.ts';
 import { foldStep, interrupted, runView, type RunView } from '../../src/ag-ui-face/index.ts';
 import { runStarted } from '../../src/ag-ui-face/run-view.ts';
 
 const S = 'thread-1';
 const T = 'run-1';
 const ref = (seq: number, turnId = T) => ({ sessionId: S, turnId, seq });
-const step = (frame: AgentFrame): TurnStep => ({ kind: 'frame', frame, ts: 0 });
-const user = (seq: number) => step({ event: 'userMessage', data: { ...ref(seq), content: 'hi', hasImage: false } });
-const thinking = (seq: number) => step({ event: 'thinking', data: ref(seq) });
-const chunk = (seq: number, content: string) => step({ event: 'chunk', data: { ...ref(seq), content } });
+const fact = (event: SessionEvent, seq: number): TurnStep => factAt(event, seq, new Date(0).toISOString(), S);
+const transient = (frame: TransientFrame): TurnStep => ({ kind: 'frame', frame, ts: 0 });
+const user = (seq: number) => fact(facts.user(T), seq);
+const thinking = (seq: number) => transient({ event: 'thinking', data: ref(seq) });
+const chunk = (seq: number, content: string) => transient({ event: 'chunk', data: { ...ref(seq), content } });
 const reasoning = (seq: number, text: string) =>
-  step({ event: 'reasoning', data: { ...ref(seq), text, model: 'm', api: 'chat' } });
-const call = (seq: number, callId: string) =>
-  step({
-    event: 'toolCall',
-    data: { ...ref(seq), callId, toolName: 'echo', serverId: 'everything', args: { message: 'x' } },
-  });
+  fact({ v: EVENT_VERSION, type: 'reasoning', turnId: T, text, model: 'm', api: 'chat' }, seq);
+const call = (seq: number, callId: string) => fact(facts.call(T, callId, 'echo', 'everything', { message: 'x' }), seq);
 const result = (seq: number, callId: string) =>
-  step({
-    event: 'toolResult',
-    data: {
-      ...ref(seq),
-      callId,
-      toolName: 'echo',
-      serverId: 'everything',
-      success: true,
-      result: { content: [{ type: 'text', text: 'Echo: x' }] },
-      durationMs: 3,
-    },
-  });
-const asked = (seq: number, callId: string) =>
-  step({
-    event: 'toolApprovalRequested',
-    data: {
-      ...ref(seq),
-      callId,
-      toolName: 'echo',
-      serverId: 'everything',
-      args: { message: 'x' },
-      expiresAt: '2026-01-01T00:05:00.000Z',
-    },
-  });
-const answered = (seq: number, callId: string) =>
-  step({ event: 'toolApprovalResolved', data: { ...ref(seq), callId, decision: 'approve', by: 'ag-ui' } });
-const restarted = (seq: number, content: string) =>
-  step({ event: 'stepRestarted', data: { ...ref(seq), attempt: 1, content } });
-const response = (seq: number, content: string) =>
-  step({ event: 'response', data: { ...ref(seq), content, model: 'm' } });
-const failed = (seq: number, reason: string) =>
-  step({
-    event: 'error',
-    data: { code: 'AGENT_ERROR', message: 'stopped', details: { reason }, sessionId: S, turnId: T, seq },
-  });
+  fact(facts.result(T, callId, true, { content: [{ type: 'text', text: 'Echo: x' }] }), seq);
+const asked = (seq: number, callId: string) => fact(facts.approval(T, callId), seq);
+const answered = (seq: number, callId: string) => fact(facts.approved(T, callId, 'approve', 'ag-ui'), seq);
+const restarted = (seq: number, content: string) => fact(facts.resumed(T, content), seq);
+const response = (seq: number, content: string) => fact(facts.response(T, content), seq);
+const failed = (seq: number, reason: string) => fact(facts.failed(T, reason), seq);
 
 /** The turn says it waits for `ids`. */
 const waits = (seq: number, ids: string[]): TurnStep => ({
@@ -253,7 +223,7 @@ describe('a run is a view of its turn', () => {
             id: 'c1',
             reason: 'tool_call',
             toolCallId: 'c1',
-            expiresAt: '2026-01-01T00:05:00.000Z',
+            expiresAt: '2026-01-01T00:00:00.000Z',
             responseSchema: { required: ['approved'] },
           },
         ],
@@ -306,18 +276,7 @@ describe('a run is a view of its turn', () => {
   });
 
   it('a call of a tool the client runs ends the run as a success naming it pending; with an approval beside it, the interrupt comes first', async () => {
-    const clientCall = (seq: number, callId: string) =>
-      step({
-        event: 'clientToolRequested',
-        data: {
-          ...ref(seq),
-          callId,
-          toolName: 'locate',
-          serverId: 'client',
-          args: {},
-          expiresAt: '2026-01-01T00:05:00.000Z',
-        },
-      });
+    const clientCall = (seq: number, callId: string) => fact(facts.clientTool(T, callId, 'locate'), seq);
     const first = run([user(1), thinking(1), call(2, 'c1'), clientCall(3, 'c1')]);
     expect(first.view.open.map((q) => q.kind)).toEqual(['clientTool']);
     const end = interrupted(first.view, first.view.open);
@@ -349,8 +308,8 @@ describe('a run is a view of its turn', () => {
     await verified(broken.events);
   });
 
-  it('frames of other turns and anything after the end send nothing', () => {
-    const other = step({ event: 'chunk', data: { ...ref(1, 'run-0'), content: 'x' } });
+  it('steps of other turns and anything after the end send nothing', () => {
+    const other = transient({ event: 'chunk', data: { ...ref(1, 'run-0'), content: 'x' } });
     const { view, events } = run([other, user(1), response(2, 'ok'), chunk(2, 'late')]);
     expect(types(events)).toEqual([
       'RUN_STARTED',

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sessionKey } from '../../src/session-id.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
-import { recordBus } from '../support/bus-recorder.ts';
+import { recordBus, type FrameEvents } from '../support/bus-recorder.ts';
+import { toFrame } from '../../src/agent/index.ts';
 import { PATIENT } from '../support/wait.ts';
 import { manualClock } from './store-contract.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
@@ -47,7 +48,7 @@ interface Rig {
   store: EventStore<SessionEvent>;
   agent: AgentService;
   events: Envelope[];
-  named: <N extends keyof AppEvents>(name: N) => AppEvents[N][];
+  named: <N extends keyof FrameEvents>(name: N) => FrameEvents[N][];
   send: (content: string, sessionId?: string) => Promise<{ turnId: string; correlationId: string }>;
   until: (pred: (e: Envelope) => boolean) => Promise<Envelope>;
 }
@@ -101,7 +102,7 @@ async function rig(
     ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }),
   });
   await agent.start();
-  const recorder = recordBus<AppEvents>(bus);
+  const recorder = recordBus(bus);
   let n = 0;
   const r: Rig = {
     bus,
@@ -459,7 +460,8 @@ describe('agent service', () => {
     const reset = all.findIndex((f) => f.event === 'conversationReset');
 
     reads.length = 0;
-    const { frames } = await r.bus.execute('agent.thread', { sessionId: key });
+    const { facts } = await r.bus.execute('agent.thread', { sessionId: key });
+    const frames = facts.map(toFrame).filter((f) => f !== undefined);
     expect(frames).toEqual(all.slice(reset + 1));
     expect(frames.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual(['three']);
     expect(reads).toEqual([all[reset]!.data.seq]);

@@ -1,9 +1,16 @@
 /**
- * `followTurn` (src/agent/follow): a turn's stored steps through the store's turn index, then its live frames,
+ * `followTurn` (src/agent/follow): a turn's stored steps through the store's turn index, then its live steps,
  * no gap, no duplicate; the session replay that shares its seam.
  */
 import { describe, expect, it } from 'vitest';
-import { createTurnFollower, type AgentCommands, type AgentEvents, type TurnStep } from '../../src/agent/index.ts';
+import {
+  createTurnFollower,
+  toFrame,
+  type AgentCommands,
+  type AgentEvents,
+  type SessionStoredEvent,
+  type TurnStep,
+} from '../../src/agent/index.ts';
 import { createBus } from '../../src/bus/index.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
@@ -51,13 +58,20 @@ const approved = (turnId: string, id: string): SessionEvent => ({
   answer: { decision: 'approve' },
   by: 'rest',
 });
-/** What a step says, in short: its frame (and seq), the queued message, or what the turn waits for. */
+/** What a step says, in short: its fact's frame (or type) and seq, a transient frame, or what the turn waits for. */
 const said = (step: TurnStep) =>
-  step.kind === 'queued'
-    ? `queued ${step.seq}`
+  step.kind === 'fact'
+    ? `${toFrame(step.stored)?.event ?? step.stored.event.type} ${step.stored.seq}`
     : step.kind === 'awaiting'
       ? `awaiting ${step.data.seq} ${step.data.questionIds.join(',')}`
       : `${step.frame.event} ${step.frame.data.seq ?? '-'}`;
+/** A fact as the session publishes it once stored (`agent.stored`). */
+const stored = (event: SessionEvent, seq: number, ts = '2029-01-01T00:00:00.000Z'): SessionStoredEvent => ({
+  sessionId: 's',
+  seq,
+  ts,
+  event,
+});
 
 function setup() {
   const clock = manualClock();
@@ -100,14 +114,14 @@ describe('followTurn', () => {
     const release = hold();
     const following = follower.followTurn('s', 't1', (step) => steps.push(said(step)));
     await expect.poll(reading).toBe(true);
-    // Meanwhile: a frame the read will hold too (stored at seq 3), a chunk, a later fact, a frame of another turn.
-    bus.emit('agent.toolCall', { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} });
+    // Meanwhile: a fact the read will hold too (stored at seq 3), a chunk, a fact of another turn.
+    bus.emit('agent.stored', stored(call('t1', 'c1'), 3));
     bus.emit('agent.chunk', { ...ref('t1', 3), content: 'Hel' });
-    bus.emit('agent.userMessage', { ...ref('t2', 4), content: 'next', hasImage: false });
+    bus.emit('agent.stored', stored(user('t2'), 4));
     release();
     const watch = await following;
     expect(watch.known).toBe(true);
-    bus.emit('agent.response', { ...ref('t1', 5), content: 'Hello', model: 'm' });
+    bus.emit('agent.stored', stored(reply('t1'), 5));
     bus.emit('agent.chunk', { ...ref('t1', 5), content: 'late' });
     expect(steps).toEqual(['userMessage 1', 'toolCall 3', 'chunk 3', 'response 5']);
     watch.close();
@@ -128,20 +142,16 @@ describe('followTurn', () => {
     watch.close();
   });
 
-  it('stamps stored steps with their stored time and live ones with the time their event stands for', async () => {
+  it('stamps facts with the time they were stored, read or live, and transient frames with the time they were emitted', async () => {
     const { bus, store, follower, clock } = setup();
-    const [stored] = await store.append('s', [user('t1')]);
+    const [first] = await store.append('s', [user('t1')]);
     clock.advance(5000);
     const steps: TurnStep[] = [];
     const watch = await follower.followTurn('s', 't1', (step) => steps.push(step));
-    bus.emit(
-      'agent.toolCall',
-      { ...ref('t1', 2), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} },
-      { ts: Date.parse('2030-01-01T00:00:00.000Z') },
-    );
+    bus.emit('agent.stored', stored(call('t1', 'c1'), 2, '2030-01-01T00:00:00.000Z'));
     bus.emit('agent.chunk', { ...ref('t1', 2), content: 'x' });
     expect(steps.map((s) => new Date(s.ts).toISOString())).toEqual([
-      stored?.ts,
+      first?.ts,
       '2030-01-01T00:00:00.000Z',
       new Date(clock.now()).toISOString(),
     ]);
@@ -158,7 +168,7 @@ describe('followTurn', () => {
     const unknown = await follower.followTurn('s', 'nope', () => undefined);
     expect(unknown.known).toBe(false);
     unknown.close();
-    expect((await follower.steps('s', 't2')).map(said)).toEqual(['queued 2']);
+    expect((await follower.steps('s', 't2')).map(said)).toEqual(['messageQueued 2']);
     const steps: string[] = [];
     (await follower.followTurn('s', 't1', (step) => steps.push(said(step)), 1)).close();
     expect(steps).toEqual(['response 3']);
@@ -198,15 +208,8 @@ describe('followTurn', () => {
     release();
     const watch = await following;
     bus.emit('agent.awaiting', { ...ref('t2', 4), questionIds: ['x'] }); // another turn's
-    bus.emit('agent.toolApprovalResolved', { ...ref('t1', 4), callId: 'c1', decision: 'deny', by: 'rest' });
-    bus.emit('agent.toolApprovalRequested', {
-      ...ref('t1', 5),
-      callId: 'c2',
-      toolName: 'echo',
-      serverId: 'e',
-      args: {},
-      expiresAt: '2030-01-01T00:00:00.000Z',
-    });
+    bus.emit('agent.stored', stored(approved('t1', 'c1'), 4));
+    bus.emit('agent.stored', stored(approval('t1', 'c2'), 5));
     bus.emit('agent.awaiting', { ...ref('t1', 5), questionIds: ['c2'] });
     expect(steps).toEqual([
       'userMessage 1',
@@ -233,19 +236,15 @@ describe('followTurn', () => {
 });
 
 describe('followSent', () => {
-  it('hands on the frames of the command it follows (by correlation id until the turn is named, then by turn), live, until its end', () => {
+  it('hands on the steps of the command it follows (by correlation id until the turn is named, then by turn), live, until its end', () => {
     const { bus, follower, watches } = setup();
     const steps: string[] = [];
     const sent = follower.followSent('s', 'corr-1', (step) => steps.push(said(step)));
-    bus.emit('agent.userMessage', { ...ref('t1', 1), content: 'hi', hasImage: false }, { correlationId: 'corr-1' });
-    bus.emit('agent.userMessage', { ...ref('t0', 2), content: 'other', hasImage: false }, { correlationId: 'corr-0' });
+    bus.emit('agent.stored', stored(user('t1'), 1), { correlationId: 'corr-1' });
+    bus.emit('agent.stored', stored(user('t0'), 2), { correlationId: 'corr-0' });
     sent.named('t1');
-    bus.emit(
-      'agent.toolCall',
-      { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} },
-      { correlationId: 'taken-over' },
-    );
-    bus.emit('agent.response', { ...ref('t1', 4), content: 'done', model: 'm' }, { correlationId: 'corr-1' });
+    bus.emit('agent.stored', stored(call('t1', 'c1'), 3), { correlationId: 'taken-over' });
+    bus.emit('agent.stored', stored(reply('t1'), 4), { correlationId: 'corr-1' });
     bus.emit('agent.chunk', { ...ref('t1', 4), content: 'late' }, { correlationId: 'corr-1' });
     sent.close();
     expect(steps).toEqual(['userMessage 1', 'toolCall 3', 'response 4']);
@@ -254,7 +253,7 @@ describe('followSent', () => {
 });
 
 describe('replay', () => {
-  it("hands on a session's stored frames after a seq, until the log has nothing newer", async () => {
+  it("hands on a session's stored facts after a seq, until the log has nothing newer", async () => {
     const { store, follower } = setup();
     await store.append('s', [
       user('t1'),
@@ -266,16 +265,16 @@ describe('replay', () => {
     await follower.replay(
       's',
       1,
-      (f) => frames.push(`${f.event} ${f.data.seq}`),
+      (f) => frames.push(`${f.event.type} ${f.seq}`),
       () => false,
     );
-    expect(frames).toEqual(['response 3', 'userMessage 4']);
+    expect(frames).toEqual(['messageQueued 2', 'response 3', 'userMessage 4']);
     await follower.replay(
       's',
       undefined,
       () => frames.push('none'),
       () => false,
     );
-    expect(frames).toHaveLength(2);
+    expect(frames).toHaveLength(3);
   });
 });

@@ -64,8 +64,8 @@ describe('frame table', () => {
     }
   });
 
-  it('names the frame of a bus event: agent.X is X, an MCP event its row', () => {
-    expect(eventFrameOf('agent.toolApprovalRequested')).toBe('toolApprovalRequested');
+  it('names the frame of a bus event: a transient agent.X is X, an MCP event its row', () => {
+    expect(eventFrameOf('agent.error')).toBe('error');
     expect(eventFrameOf('agent.chunk')).toBe('chunk');
     expect(eventFrameOf('mcp.serverStatus')).toBe('mcpServerStatus');
   });

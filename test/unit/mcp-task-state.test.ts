@@ -1,43 +1,22 @@
 /** MCP tasks are turns: the one mapping from a turn's steps to an MCP task (src/mcp-face/task-state.ts) and its id. */
 import { describe, expect, it } from 'vitest';
-import type { AgentFrame, TurnStep } from '../../src/agent/index.ts';
+import type { TurnStep } from '../../src/agent/index.ts';
+import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
+import { factAt, facts } from '../support/facts.ts';
 import { parseTaskId, taskIdOf, taskState } from '../../src/mcp-face/task-state.ts';
 import { sessionKey } from '../../src/session-id.ts';
 
 const T = 'turn-1';
 const at = (seq: number) => Date.UTC(2026, 0, 1, 0, 0, seq);
 const ref = (seq: number, turnId = T) => ({ sessionId: 's', turnId, seq });
-const step = (frame: AgentFrame): TurnStep => ({ kind: 'frame', frame, ts: at(frame.data.seq ?? 0) });
-const queued: TurnStep = { kind: 'queued', seq: 1, content: 'hi', ts: at(1) };
-const user = (seq: number, turnId = T) =>
-  step({ event: 'userMessage', data: { ...ref(seq, turnId), content: 'hi', hasImage: false } });
-const asked = (seq: number, callId: string) =>
-  step({
-    event: 'toolApprovalRequested',
-    data: {
-      ...ref(seq),
-      callId,
-      toolName: 'echo',
-      serverId: 'echo',
-      args: {},
-      expiresAt: new Date(at(99)).toISOString(),
-    },
-  });
-const answered = (seq: number, callId: string) =>
-  step({ event: 'toolApprovalResolved', data: { ...ref(seq), callId, decision: 'approve', by: 'rest' } });
-const response = (seq: number) => step({ event: 'response', data: { ...ref(seq), content: 'done', model: 'm' } });
-const error = (seq: number, reason?: string) =>
-  step({
-    event: 'error',
-    data: {
-      code: 'AGENT_ERROR',
-      message: 'stopped',
-      details: reason ? { reason } : {},
-      sessionId: 's',
-      turnId: T,
-      seq,
-    },
-  });
+const fact = (event: SessionEvent, seq: number, turnId = T) => factAt(event, seq, new Date(at(seq)).toISOString(), 's');
+const queued: TurnStep = fact(facts.queued(T), 1);
+const user = (seq: number, turnId = T) => fact(facts.user(turnId), seq, turnId);
+const asked = (seq: number, callId: string) => fact(facts.approval(T, callId), seq);
+const answered = (seq: number, callId: string) => fact(facts.approved(T, callId), seq);
+const response = (seq: number) => fact(facts.response(T, 'done'), seq);
+const error = (seq: number, reason?: string): TurnStep =>
+  fact({ ...(facts.failed(T, reason ?? '') as SessionEventOf<'turnFailed'>), details: reason ? { reason } : {} }, seq);
 
 describe('MCP task state', () => {
   it('is unknown without the turn, working once its message is stored (queued or started)', () => {

@@ -41,7 +41,7 @@ function rig() {
   const land = () => {
     for (const resolve of landings.splice(0)) resolve();
   };
-  return { bus, store, agent, recorder: recordBus<AppEvents>(bus), marks, asked, land };
+  return { bus, store, agent, recorder: recordBus(bus), marks, asked, land };
 }
 
 /** Lets every pending callback and I/O turn run. */

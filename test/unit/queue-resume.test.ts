@@ -127,7 +127,7 @@ function rig(script: (content: string) => Promise<ModelStep> | ModelStep) {
   };
   bus.handle('mcp.modelTools', () => []);
   const agent = createAgentService({ config, bus, store, llm, log, orphanedTurnReason: 'owner_lost' });
-  const recorder = recordBus<AppEvents>(bus);
+  const recorder = recordBus(bus);
   return { bus, store, agent, recorder, seen };
 }
 const text = (t: string): ModelStep => ({ text: t, toolCalls: [], finishReason: 'stop' });

@@ -76,7 +76,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
   'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
-  'agent.thread': { frames: [] },
+  'agent.thread': { facts: [] },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
   'agent.exportSession': { events: [{ seq: 1, ts: at, sessionId: 's1', event: { v: 4, type: 'reset' } }] },

@@ -1,3 +1,4 @@
+import { EVENT_VERSION, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import { createBus } from '../../src/bus/index.ts';
@@ -49,7 +50,16 @@ function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agen
     const s = sent[i]!;
     const response = { content: 'ok', sessionId: s.sessionId, turnId: s.turnId, seq: 1, model: 'm', usage: USAGE };
     agent.frames.push({ event: 'response', data: response });
-    if (!quiet) bus.emit('agent.response', response);
+    const event: SessionEvent = {
+      v: EVENT_VERSION,
+      type: 'response',
+      turnId: s.turnId,
+      content: 'ok',
+      text: 'ok',
+      model: 'm',
+      usage: USAGE,
+    };
+    if (!quiet) bus.emit('agent.stored', { sessionId: s.sessionId, seq: 1, ts: new Date(0).toISOString(), event });
   };
   const scheduler = createScheduler({ store, bus, clock, log, random: () => 0 });
   return { clock, sent, end, scheduler, store, agent };

@@ -53,7 +53,7 @@ function agentOver(store: EventStore<SessionEvent>) {
   const answer = () => {
     for (const resolve of held.splice(0)) resolve();
   };
-  return { bus, agent, recorder: recordBus<AppEvents>(bus), asked, send, answer };
+  return { bus, agent, recorder: recordBus(bus), asked, send, answer };
 }
 
 const typesOf = async (store: EventStore<SessionEvent>) =>

@@ -1,6 +1,6 @@
 /**
  * `rejoin` of src/agent/follow/turn-waiter.ts: a turn asked elsewhere is adopted through `followTurn` (src/agent/follow)
- * from its session's log and its live frames, without losing or double-applying a frame that arrives while
+ * from its session's log and its live facts, without losing or double-applying a fact that arrives while
  * the log is read.
  */
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { sessionKey } from '../../src/session-id.ts';
+import { stored } from '../support/facts.ts';
 
 const S = sessionKey(undefined, 's');
 const turn = { correlationId: 'corr-1', sessionId: S, turnId: 't1' };
@@ -27,16 +28,11 @@ const askedEvent = (callId: string): SessionEvent => ({
     expiresAt: '2099-01-01T00:00:00.000Z',
   },
 });
-const asked = (callId: string, seq: number) => ({
-  sessionId: 's',
-  turnId: 't1',
-  seq,
-  callId,
-  toolName: 'echo',
-  serverId: 'echo',
-  args: {},
-  expiresAt: '2099-01-01T00:00:00.000Z',
-});
+const at = '2026-01-01T00:00:00.000Z';
+const asked = (callId: string, seq: number) => stored(askedEvent(callId), seq, at);
+/** The turn's `response` as stored at `seq`. */
+const replied = (content: string, seq: number) =>
+  stored({ v: 4, type: 'response', turnId: 't1', content, text: content, model: 'm' }, seq, at);
 const user: SessionEvent = { v: 4, type: 'userMessage', turnId: 't1', content: 'hi' };
 
 /** The session's log holds `events`; its turn is read once `release()` is called; the watches asked for. */
@@ -69,12 +65,8 @@ describe('rejoining a turn asked elsewhere', () => {
     const { bus, waiter, release, reading } = await setup([user, askedEvent('c1')]);
     const joining = waiter.rejoin(turn);
     await expect.poll(reading).toBe(true);
-    bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId: 'corr-1' }); // also in the log: applied once
-    bus.emit(
-      'agent.response',
-      { sessionId: 's', turnId: 't1', seq: 7, content: 'meanwhile', model: 'm' },
-      { correlationId: 'corr-1' },
-    );
+    bus.emit('agent.stored', asked('c1', 2), { correlationId: 'corr-1' }); // also in the log: applied once
+    bus.emit('agent.stored', replied('meanwhile', 7), { correlationId: 'corr-1' });
     release();
     const { reply } = await joining;
     expect((await reply).content).toBe('meanwhile');
@@ -95,11 +87,7 @@ describe('rejoining a turn asked elsewhere', () => {
     const { bus, waiter, release } = await setup([user, askedEvent('c1')]);
     release();
     const { reply } = await waiter.rejoin(turn);
-    bus.emit(
-      'agent.response',
-      { sessionId: 's', turnId: 't1', seq: 9, content: 'later', model: 'm' },
-      { correlationId: 'another-correlation' },
-    );
+    bus.emit('agent.stored', replied('later', 9), { correlationId: 'another-correlation' });
     expect((await reply).content).toBe('later');
   });
 
@@ -115,17 +103,13 @@ describe('rejoining a turn asked elsewhere', () => {
   it('asks: the turn is named once its command answers, and its end answers, matched by turn once named', async () => {
     const { bus, waiter } = await setup([]);
     bus.handle('agent.sendMessage', ({ correlationId }) => {
-      // Frames of the turn before the command answers carry its correlation id.
-      bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId });
+      // Facts of the turn before the command answers carry its correlation id.
+      bus.emit('agent.stored', asked('c1', 2), { correlationId });
       return { turnId: 't1', queued: false };
     });
     const reply = waiter.ask({ sessionId: S, content: 'hi' }, { correlationId: 'corr-9' });
     await expect.poll(() => waiter.turnOf('corr-9')).toBe('t1');
-    bus.emit(
-      'agent.response',
-      { sessionId: 's', turnId: 't1', seq: 4, content: 'asked', model: 'm' },
-      { correlationId: 'taken-over' },
-    );
+    bus.emit('agent.stored', replied('asked', 4), { correlationId: 'taken-over' });
     expect((await reply).content).toBe('asked');
   });
 
@@ -136,11 +120,7 @@ describe('rejoining a turn asked elsewhere', () => {
     release();
     const [a, b] = await Promise.all([first, second]);
     expect(a.reply).toBe(b.reply);
-    bus.emit(
-      'agent.response',
-      { sessionId: 's', turnId: 't1', seq: 9, content: 'once', model: 'm' },
-      { correlationId: 'corr-1' },
-    );
+    bus.emit('agent.stored', replied('once', 9), { correlationId: 'corr-1' });
     expect((await b.reply).content).toBe('once');
   });
 });

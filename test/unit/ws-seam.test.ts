@@ -9,6 +9,7 @@ import { createBus } from '../../src/bus/index.ts';
 import type { FrontCommands, FrontEvents } from '../../src/http/front-bus.ts';
 import { createSessionFrames, isSessionEvent } from '../../src/http/session-frames.ts';
 import { openSeam } from '../../src/http/ws-seam.ts';
+import { facts, stored } from '../support/facts.ts';
 
 function given(since = 0) {
   const bus = createBus<FrontCommands, FrontEvents>({ log: pino({ level: 'silent' }) });
@@ -20,7 +21,8 @@ function given(since = 0) {
   };
   let joined = false;
   bus.onAny((e) => {
-    if (joined && isSessionEvent(e)) got(frameOf(e), 'topic');
+    const text = joined && isSessionEvent(e) ? frameOf(e) : undefined;
+    if (text !== undefined) got(text, 'topic');
   });
   const seam = openSeam({
     bus,
@@ -31,12 +33,7 @@ function given(since = 0) {
     goLive: () => void (joined = true),
   });
   const response = (seq: number) =>
-    bus.emit('agent.response', {
-      content: `r${seq}`,
-      sessionId: 's',
-      turnId: `t${seq}`,
-      seq,
-    } as FrontEvents['agent.response']);
+    bus.emit('agent.stored', stored(facts.response(`t${seq}`, `r${seq}`), seq, new Date(0).toISOString()));
   const chunk = (seq: number) => bus.emit('agent.chunk', { content: 'c', sessionId: 's', turnId: `t${seq}`, seq });
   const seqs = () => received.map((r) => `${r.event}:${r.seq}:${r.via}`);
   return { bus, seam, response, chunk, seqs, joined: () => joined };
@@ -45,7 +42,7 @@ function given(since = 0) {
 describe('the seam between a replay and the live topic', () => {
   it('drops the late live copy of a frame the replay sent, and stays off the topic until a newer one', async () => {
     const { seam, response, seqs, joined } = given();
-    seam.replayed(2, 'response'); // the replay read seq 2 before its live copy came
+    seam.replayed(2); // the replay read seq 2 before its live copy came
     seam.caughtUp();
     response(2);
     await Promise.resolve();
@@ -63,7 +60,7 @@ describe('the seam between a replay and the live topic', () => {
     response(2); // heard while the replay reads; the read gives it too
     response(4); // stored after the replay's last read
     chunk(4);
-    seam.replayed(2, 'response');
+    seam.replayed(2);
     seam.caughtUp();
     expect(seqs()).toEqual(['response:4:seam', 'chunk:4:seam']);
     await Promise.resolve();

@@ -1,19 +1,26 @@
 /**
  * `followTurn`: how every face follows a turn, from its log, then live; and the session replay (WebSocket `subscribe`).
- * - `watch(session)` starts collecting the session's live frames at once and asks other instances for them
+ * - `watch(session)` starts collecting the session's live steps at once and asks other instances for them
  *   (`interest`); `follow(turn, onStep, since)` then reads the turn's stored events once those arrive, and hands
- *   `onStep` each step after `since` once: stored ones, then live ones (a live frame the read gave, same seq and frame,
- *   is dropped; transient ones pass, but an `awaiting` no newer than the read, which ends with the one it implies),
+ *   `onStep` each step after `since` once: stored ones, then live ones (a live fact the read gave, same seq, is
+ *   dropped; transient frames pass, but an `awaiting` no newer than the read, which ends with the one it implies),
  *   nothing after the turn's end or `close()`. It resolves once the stored steps were handed on, with whether the
  *   store knows the turn. `close()` a watch in every path.
- * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: frames with
+ * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: steps with
  *   the correlation id until `named(turnId)`, then the turn's; nothing read, no interest (the cluster watches a turn
  *   it forwards).
- * - `replay(session, since, deliver, isClosed)` hands on the stored frames after `since` until the log has nothing
+ * - `replay(session, since, deliver, isClosed)` hands on the stored facts after `since` until the log has nothing
  *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
-import { AWAITING_EVENT, frameNameOf, toFrame, type AgentFrame, type AwaitingData } from '../frames.ts';
-import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
+import {
+  AWAITING_EVENT,
+  STORED_EVENT,
+  transientNameOf,
+  type AwaitingData,
+  type SessionStoredEvent,
+  type TransientFrame,
+} from '../frames.ts';
+import { endsTurn, factStep, seqOfStep, storedSteps, turnOfStep, type TurnStep } from './steps.ts';
 import { sessionsByRecency, turnPage, type TurnPageQuery } from './turn-pages.ts';
 import type { SessionRange } from '../../store/types.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
@@ -28,9 +35,7 @@ export interface SentTurn {
   close(): void;
 }
 
-/** What is heard live: frames, and `awaiting`. */
-type LiveStep = Extract<TurnStep, { kind: 'frame' | 'awaiting' }>;
-type Listener = (step: LiveStep, correlationId: string) => void;
+type Listener = (step: TurnStep, correlationId: string) => void;
 
 /** Hands on the steps of one turn until its end or `close()`. */
 function turnSink(onStep: (step: TurnStep) => void) {
@@ -48,23 +53,20 @@ function turnSink(onStep: (step: TurnStep) => void) {
 
 export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; interest?: FrameInterest | undefined }) {
   const { store, interest } = deps;
-  /** Hears the session's live frames (its `agent.<frame>` events) until the returned function is called. */
+  /** Hears the session's live steps (its facts, transient frames and `awaiting`) until the returned function is called. */
   const listen = (sessionId: string, listener: Listener): (() => void) =>
     deps.bus.onSession(sessionId, (e) => {
+      if (e.name === STORED_EVENT) return listener(factStep(e.payload as SessionStoredEvent), e.correlationId);
       if (e.name === AWAITING_EVENT)
         return listener({ kind: 'awaiting', data: e.payload as AwaitingData, ts: e.ts }, e.correlationId);
-      const event = frameNameOf(e.name);
+      const event = transientNameOf(e.name);
       if (event === undefined) return; // another event of the session (a tool's progress)
-      listener({ kind: 'frame', frame: { event, data: e.payload } as AgentFrame, ts: e.ts }, e.correlationId);
+      listener({ kind: 'frame', frame: { event, data: e.payload } as TransientFrame, ts: e.ts }, e.correlationId);
     });
-  const turnOf = (step: LiveStep) =>
-    (step.kind === 'frame' ? step.frame.data : step.data) as { turnId?: string; seq?: number };
-  const seqOf = (step: TurnStep): number =>
-    step.kind === 'queued' ? step.seq : step.kind === 'awaiting' ? step.data.seq : (step.frame.data.seq ?? 0);
 
   function watch(sessionId: string): SessionWatch {
-    let early: LiveStep[] | undefined = [];
-    let live: ((step: LiveStep) => void) | undefined;
+    let early: TurnStep[] | undefined = [];
+    let live: ((step: TurnStep) => void) | undefined;
     let sink: ReturnType<typeof turnSink> | undefined;
     let closed = false;
     const unlisten = listen(sessionId, (step) => (early ? early.push(step) : live?.(step)));
@@ -74,17 +76,15 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
       async follow(turnId, onStep, since = 0) {
         await watching;
         const stored = await store.readTurn(sessionId, turnId);
-        const read = new Set(stored.map((e) => `${e.seq} ${toFrame(e)?.event ?? ''}`));
+        const read = new Set(stored.map((e) => e.seq));
         const readUpTo = stored.at(-1)?.seq ?? 0;
         sink = turnSink(onStep);
         if (closed) sink.close();
-        for (const step of storedSteps(stored)) if (seqOf(step) > since) sink.pass(step);
-        const wasRead = (step: LiveStep) =>
-          step.kind === 'frame'
-            ? read.has(`${step.frame.data.seq ?? 0} ${step.frame.event}`)
-            : step.data.seq <= readUpTo;
+        for (const step of storedSteps(stored)) if (seqOfStep(step) > since) sink.pass(step);
+        const wasRead = (step: TurnStep) =>
+          step.kind === 'fact' ? read.has(step.stored.seq) : step.kind === 'awaiting' && step.data.seq <= readUpTo;
         live = (step) => {
-          if (turnOf(step).turnId === turnId && !wasRead(step)) sink?.pass(step);
+          if (turnOfStep(step) === turnId && !wasRead(step)) sink?.pass(step);
         };
         const collected = early ?? [];
         early = undefined;
@@ -122,7 +122,7 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
       const sink = turnSink(onStep);
       let turnId: string | undefined;
       const unlisten = listen(sessionId, (step, correlation) => {
-        if (turnId === undefined ? correlation === correlationId : turnOf(step).turnId === turnId) sink.pass(step);
+        if (turnId === undefined ? correlation === correlationId : turnOfStep(step) === turnId) sink.pass(step);
       });
       return {
         named: (id) => void (turnId = id),
@@ -145,17 +145,14 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     async replay(
       sessionId: string,
       since: number | undefined,
-      deliver: (frame: AgentFrame) => void,
+      deliver: (stored: SessionStoredEvent) => void,
       isClosed: () => boolean,
     ): Promise<void> {
       if (since === undefined) return;
       for (let after = since; ;) {
         const stored = await store.read(sessionId, after);
         if (stored.length === 0 || isClosed()) return;
-        for (const e of stored) {
-          const frame = toFrame(e);
-          if (frame) deliver(frame);
-        }
+        for (const e of stored) deliver(e);
         after = stored.at(-1)?.seq ?? after;
       }
     },

@@ -4,7 +4,7 @@ import { AppError, ERROR_TABLE, type ErrorCode } from '../../errors/index.ts';
 import type { SessionKey } from '../../session-id.ts';
 import type { TurnFollower } from './follower.ts';
 import type { TurnStep } from './steps.ts';
-import type { AgentFrame, AgentFrameData, AgentEvents } from '../frames.ts';
+import { toFrame, type AgentFrameData, type AgentEvents, type SessionStoredEvent } from '../frames.ts';
 import type { AgentCommands, ResponseEvent } from '../messages.ts';
 
 /** The bus as a request/response front uses it: it sends messages. */
@@ -26,21 +26,22 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
 
 type TurnFollow = Pick<TurnFollower, 'watch' | 'followSent'>;
 
-/** How `ask` waits: the message's correlation id, an abort, whether `rejoin` may take it up, who sees its frames. */
+/** How `ask` waits: the message's correlation id, an abort, whether `rejoin` may take it up, who sees its facts. */
 type AskOptions = {
   correlationId: string;
   signal?: AbortSignal;
   detachable?: boolean;
-  onFrame?: (frame: AgentFrame) => void;
+  onFact?: (stored: SessionStoredEvent) => void;
 };
 
 /**
  * Request/response over a turn, for the endpoints that answer with its reply (`message-sync`, `chat_with_agent`).
- * - `ask` follows the turn (`followSent`, so no frame is missed), then sends `agent.sendMessage`; it resolves with the
- *   turn's `response` or rejects with the AppError of its `error` frame, or with the command's error when it is
+ * - `ask` follows the turn (`followSent`, so no step is missed), then sends `agent.sendMessage` (a `duplicate` answer,
+ *   a retry under a turn id the session has, follows that turn from its log); it resolves with the
+ *   turn's `response` or rejects with the AppError of its `turnFailed` (or transient `error` frame), or with the command's error when it is
  *   refused. It rejects with AGENT_ERROR `details.reason` 'timeout' after `timeoutMs` (naming the approvals the turn
  *   waits for, in `details.pendingApprovals`), 'aborted' when `signal` aborts, and SERVICE_UNAVAILABLE on `close()`.
- *   `onFrame` sees each frame of the turn as it comes, the last before the reply resolves.
+ *   `onFact` sees each fact of the turn as it comes, the last before the reply resolves.
  * - A turn is followed by its `turnId`, whatever correlation id its frames carry (one another instance ended for its
  *   lost runner, or a queued message the session's next owner ran: src/cluster); only `timeoutMs` ends a wait.
  * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP `input_required`, retried here,
@@ -101,13 +102,15 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
   /** Ends a turn's follow once its waiter settles. */
   const until = (reply: Promise<ResponseEvent>, follow: { close(): void }) =>
     void reply.catch(() => undefined).finally(() => follow.close());
-  /** What a waiter makes of its turn's steps: its end (each frame shown to `onFrame` first). */
-  const apply = (correlationId: string, onFrame?: (frame: AgentFrame) => void) => (step: TurnStep) => {
-    if (step.kind !== 'frame') return;
-    const { frame } = step;
-    onFrame?.(frame);
-    if (frame.event === 'response') settle(correlationId)?.resolve(frame.data);
-    if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
+  /** What a waiter makes of its turn's steps: its end (each fact shown to `onFact` first). */
+  const apply = (correlationId: string, onFact?: (stored: SessionStoredEvent) => void) => (step: TurnStep) => {
+    if (step.kind === 'frame' && step.frame.event === 'error' && step.frame.data.turnId !== undefined)
+      settle(correlationId)?.reject(toAppError(step.frame.data));
+    if (step.kind !== 'fact') return;
+    onFact?.(step.stored);
+    const frame = toFrame(step.stored);
+    if (frame?.event === 'response') settle(correlationId)?.resolve(frame.data);
+    if (frame?.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
   };
   /** Keeps a detachable turn's reply for `rejoin` until `timeoutMs` after it settles. */
   const keep = (correlationId: string, reply: Promise<ResponseEvent>) => {
@@ -119,16 +122,16 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       reason: 'unknown_turn',
     });
 
-  /** Registers a waiter for a turn asked elsewhere and follows the turn. */
-  async function adopt(turn: Required<AskedTurn>): Promise<{ reply: Promise<ResponseEvent> }> {
-    const { correlationId, sessionId, turnId } = turn;
-    const { reply, w } = wait(correlationId, sessionId);
-    w.turnId = turnId;
+  /** Follows a waited turn from its log, then live, until its waiter settles (unknown: it fails as unknown_turn). */
+  async function follow(
+    { correlationId, sessionId, turnId }: Required<AskedTurn>,
+    reply: Promise<ResponseEvent>,
+    onFact?: (stored: SessionStoredEvent) => void,
+  ): Promise<void> {
     const watch = follower.watch(sessionId);
     until(reply, watch);
-    keep(correlationId, reply); // a second retry arriving meanwhile follows this one
     try {
-      const { known } = await watch.follow(turnId, apply(correlationId));
+      const { known } = await watch.follow(turnId, apply(correlationId, onFact));
       if (!known) settle(correlationId)?.reject(unknownTurn());
     } catch (err) {
       settle(correlationId)?.reject(
@@ -137,6 +140,14 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
           : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }),
       );
     }
+  }
+
+  /** Registers a waiter for a turn asked elsewhere and follows the turn. */
+  async function adopt(turn: Required<AskedTurn>): Promise<{ reply: Promise<ResponseEvent> }> {
+    const { reply, w } = wait(turn.correlationId, turn.sessionId);
+    w.turnId = turn.turnId;
+    keep(turn.correlationId, reply); // a second retry arriving meanwhile follows this one
+    await follow(turn, reply);
     return { reply };
   }
 
@@ -144,16 +155,20 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: AskOptions): Promise<ResponseEvent> {
       const { correlationId } = opts;
       const { reply, w } = wait(correlationId, message.sessionId, opts.signal);
-      const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId, opts.onFrame));
+      const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId, opts.onFact));
       until(reply, sent);
       if (opts.detachable) keep(correlationId, reply);
       // The turn may fail before its command is refused: the command's error then answers, and the reply's
       // own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
       try {
-        const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId });
+        const { turnId, duplicate } = await bus.execute('agent.sendMessage', message, { correlationId });
         w.turnId = turnId;
-        sent.named(turnId);
+        if (duplicate) {
+          // A retry of a turn the session has: its steps are read from the log, then followed live.
+          sent.close();
+          await follow({ correlationId, sessionId: message.sessionId, turnId }, reply, opts.onFact);
+        } else sent.named(turnId);
       } catch (err) {
         settle(correlationId);
         sent.close();

@@ -5,9 +5,11 @@
  * Contracts:
  * - A closed session (`live.closedBy`) takes no message, reset or compaction (AGENT_ERROR naming why it
  *   closed), cancels nothing, and finds no question (the NOT_FOUND of the answer's family).
- * - `send`: a message whose correlationId is already queued or running here answers that message's
- *   turn (`duplicate`); one that finds the session idle with nothing waiting starts its turn now
- *   (`start`); any other waits, recorded first as `messageQueued` (`queue`).
+ * - `send`: a message whose correlationId or turn id is already queued or running here answers that message's
+ *   turn (`duplicate`), and so does one whose turn id the log holds already (`stored`: the store's turn index says
+ *   so; or it is among the state's recent turns), not queued: a caller retries a message under its own turn id and it
+ *   runs once. One that finds the session idle with nothing waiting starts its turn now (`start`); any other waits,
+ *   recorded first as `messageQueued` (`queue`).
  * - `answer`: the question must be pending and of the answer's family (`{ decision }`: an approval or a
  *   sampling request; `{ action }`: an elicitation; `{ content, error? }`: a client tool call), else its
  *   NOT_FOUND (never asked, or of another family); and still held by the running turn (`live.held`), else
@@ -47,7 +49,7 @@ import type { RemoteTasks } from './remote-tasks.ts';
 import type { SessionState } from './state.ts';
 
 export type SessionCommand =
-  | { type: 'send'; message: TurnMessage }
+  | { type: 'send'; message: TurnMessage; stored?: boolean }
   | ({ type: 'answer' } & AnswerCommand)
   | { type: 'cancel' }
   | { type: 'reset' }
@@ -97,8 +99,10 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
     case 'send': {
       if (closed !== undefined) throw closedError(sessionId, closed);
       const { message } = command;
-      const same = live.queue.find((m) => m.correlationId === message.correlationId);
+      const same = live.queue.find((m) => m.correlationId === message.correlationId || m.turnId === message.turnId);
       if (same) return { type: 'duplicate', turnId: same.turnId, queued: live.running && live.queue[0] !== same };
+      if (command.stored === true || state.recentTurns.includes(message.turnId))
+        return { type: 'duplicate', turnId: message.turnId, queued: false };
       const waiting = live.queue.length - (live.running ? 1 : 0);
       if (!live.busy && waiting === 0) return { type: 'start' };
       const { resume: _resume, ...queued } = message; // a message sent now resumes nothing

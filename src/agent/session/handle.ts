@@ -6,7 +6,7 @@
  * - What `live()` says comes from the session machine alone: `running` is its `busy` state, `busy` is any state
  *   but `idle` (a turn or a compaction runs, or an ended turn's facts are still being written: `settling`).
  * - A refused command throws before anything changes; an accepted one marks the session active.
- * - `send` answers once the message is in the log: a turn started now once its `userMessage` is stored, a queued
+ * - `send` answers once the message is in the log (`duplicate` when it was before this command): a turn started now once its `userMessage` is stored, a queued
  *   one once its `messageQueued` is (a queued message that cannot be stored is withdrawn); `reset` once its event
  *   is stored (with its seq); `compact` with the stored `contextCompacted`, or `undefined` when nothing was compacted.
  */
@@ -23,9 +23,16 @@ import type { SessionDeps } from './types.ts';
 /** A command as the session takes it: what `decide` reads, and the correlation id of the facts it records. */
 export type HandledCommand = SessionCommand & { correlationId?: string };
 
+/** What `send` answers: the message's turn, whether it waits behind another, and whether it was there before. */
+export interface SendOutcome {
+  turnId: string;
+  queued: boolean;
+  duplicate?: true;
+}
+
 /** What each command answers its caller. */
 export interface Outcomes {
-  send: Promise<{ turnId: string; queued: boolean }>;
+  send: Promise<SendOutcome>;
   answer: Question;
   cancel: boolean;
   reset: Promise<number>;
@@ -55,11 +62,11 @@ export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' 
   const correlationOf = (command: HandledCommand) => command.correlationId ?? sessionId;
 
   const carryOut: CarryOut = {
-    duplicate: ({ turnId, queued }) => Promise.resolve({ turnId, queued }),
+    duplicate: ({ turnId, queued }) => Promise.resolve({ turnId, queued, duplicate: true }),
     start(_, command) {
       const message = messageOf(command);
       const { turnId } = message;
-      const started = new Promise<{ turnId: string; queued: boolean }>((resolve, reject) =>
+      const started = new Promise<SendOutcome>((resolve, reject) =>
         w.starting.set(turnId, {
           resolve: () => resolve({ turnId, queued: false }),
           reject: (e) => reject(notStored(e)),

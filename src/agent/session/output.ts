@@ -3,7 +3,7 @@
  * frames to clients.
  *
  * Contracts:
- * - Every fact is appended in order; once stored, its frame (`toFrame`) is published with the
+ * - Every fact is appended in order; once stored, it is published (`agent.stored`, frames.ts) with the
  *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk,
  *   dropped messages, awaiting) are published in the same order, with the last durable seq; a chunk goes out at once
  *   when nothing is pending. `awaiting` carries the time the last fact recorded before it was stored, as a stored read
@@ -21,14 +21,7 @@
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
-import {
-  awaitingFrame,
-  chunkFrame,
-  storageFailedFrame,
-  thinkingFrame,
-  toFrame,
-  type SessionStoredEvent,
-} from '../frames.ts';
+import { awaitingFrame, chunkFrame, storageFailedFrame, thinkingFrame, type SessionStoredEvent } from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
 import type { SessionDeps } from './types.ts';
@@ -53,7 +46,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     const meta = { correlationId: end.turnId };
     outbox.durable(
       end,
-      (s) => publish(toFrame(s)!, { ...meta, ts: Date.parse(s.ts) }), // (a turnFailed has its frame)
+      (s) => publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) }),
       (err) => {
         if (!isOutboxClosed(err)) storage.failed(err);
         stoppedEnd ??= end;
@@ -89,9 +82,8 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     ): void => {
       if (stoppedEnd && (!('turnId' in event) || event.turnId !== stoppedEnd.turnId)) endStopped();
       const stored = (s: SessionStoredEvent) => {
-        const frame = toFrame(s);
         lastStoredAt = Date.parse(s.ts);
-        if (frame) publish(frame, { ...meta, ts: lastStoredAt });
+        publish({ event: 'stored', data: s }, { ...meta, ts: lastStoredAt });
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {

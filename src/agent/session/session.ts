@@ -14,7 +14,7 @@
 import type { AnswerCommand } from '../../conversation/questions.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { closedError } from './decide.ts';
-import { createHandler } from './handle.ts';
+import { createHandler, type SendOutcome } from './handle.ts';
 import { foldSession } from './state.ts';
 import type { SessionDeps } from './types.ts';
 import { wireSession } from './wiring.ts';
@@ -43,11 +43,12 @@ export async function openSession(deps: SessionDeps) {
   return {
     id: sessionId,
     /**
-     * Queues a message; resolves once it is durable with its turn, `queued` when it waits. Async only to reject with
+     * Queues a message; resolves once it is durable with its turn, `queued` when it waits, `duplicate` when its turn
+     * was there before (`stored`: the store's turn index holds its turn id). Async only to reject with
      * a refusal: everything up to the returned promise runs in the caller's tick.
      */
-    async send(message: TurnMessage): Promise<{ turnId: string; queued: boolean }> {
-      return await handle({ type: 'send', message });
+    async send(message: TurnMessage, stored?: boolean): Promise<SendOutcome> {
+      return await handle({ type: 'send', message, ...(stored !== undefined && { stored }) });
     },
     /** Aborts the running turn; false when none runs. */
     cancel: (): boolean => handle({ type: 'cancel' }),

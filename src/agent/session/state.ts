@@ -12,7 +12,9 @@
  *   turnId, or a `reset`), the turn started and not ended (open-turn.ts), and the questions waiting for a
  *   person (src/conversation/questions.ts): each pending from its asking event until its answer, its
  *   turn's end or a reset; closed ones are remembered by id with the family of answers they took; and the remote
- *   tasks of calls without a result (remote-tasks.ts).
+ *   tasks of calls without a result (remote-tasks.ts); and the ids of its last RECENT_TURNS turns (their
+ *   `messageQueued` or `userMessage`), which a retry of a message with its own turn id finds before the store's turn
+ *   index could (decide.ts).
  */
 import type { Question, QuestionFamily } from '../../conversation/questions.ts';
 import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversation/questions.ts';
@@ -42,7 +44,12 @@ export interface SessionState {
   readonly closed: Map<string, QuestionFamily>;
   /** The tasks tool servers run calls without a result as, by callId (remote-tasks.ts). */
   readonly remoteTasks: RemoteTasks;
+  /** The ids of the last RECENT_TURNS turns folded in, oldest first. */
+  readonly recentTurns: string[];
 }
+
+/** How many turn ids a session remembers (a retry of a turn within them is found without the store). */
+export const RECENT_TURNS = 64;
 
 export type Stored = { seq: number; event: SessionEvent };
 
@@ -57,6 +64,7 @@ export function initialState(sessionId: string): SessionState {
     questions: new Map(),
     closed: new Map(),
     remoteTasks: new Map(),
+    recentTurns: [],
   };
 }
 
@@ -68,6 +76,10 @@ export function evolve(state: SessionState, { seq, event: e }: Stored): SessionS
   state.openTurn = evolveOpenTurn(state.openTurn, e);
   evolveQuestions(state, e);
   evolveRemoteTasks(state.remoteTasks, e);
+  if ((e.type === 'messageQueued' || e.type === 'userMessage') && !state.recentTurns.includes(e.turnId)) {
+    state.recentTurns.push(e.turnId);
+    if (state.recentTurns.length > RECENT_TURNS) state.recentTurns.shift();
+  }
   return state;
 }
 

@@ -8,7 +8,7 @@ import type { RegisterActor } from '../../inspect/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { EventStore } from '../../store/types.ts';
 import type { LlmConfig } from '../../config/schema.ts';
-import type { AgentFrame, AwaitingFrame } from '../frames.ts';
+import type { Published } from '../frames.ts';
 import type { ContextSettings } from '../compaction/context.ts';
 import type { CallHost } from '../questions/call-host.ts';
 import type { ModelStepDeps } from './model-step.ts';
@@ -34,8 +34,8 @@ export interface SessionDeps extends Pick<
   maxResultBytes: number;
   /** Calls a tool; `host` answers the server's questions and sampling requests during the call. */
   callTool: (input: ToolCallInput, signal: AbortSignal, host?: CallHost) => Promise<ModelToolOutcome>;
-  /** Sends a frame to clients (as the bus event `agent.<frame.event>`), or `awaiting` to faces. */
-  publish: (frame: AgentFrame | AwaitingFrame, meta: SendMeta) => void;
+  /** Publishes a stored fact, a transient frame or `awaiting` (as the bus event `agent.<event>`). */
+  publish: (out: Published, meta: SendMeta) => void;
   /** Told of every append that failed and every one that succeeded (the service's health). */
   storage: StorageHealth;
   /** Redacts a failed turn's message and details before they are stored and sent. */

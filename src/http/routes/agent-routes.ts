@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_SESSION, createToolRuns, type TurnWaiter } from '../../agent/index.ts';
 import { inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
-import { asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
+import { asNamed, sessionIdSchema, splitSessionKey, turnIdSchema, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import type { ErrorCode } from '../../errors/index.ts';
 import { imageDataSchema, ownerSchema } from '../frames.ts';
@@ -19,6 +19,11 @@ import { DEFAULT_LIMIT, decodeCursor, encodeCursor, sessionsQuery } from './sess
 const messageSchema = z.object({
   message: z.string(),
   sessionId: sessionIdSchema.optional(),
+  turnId: turnIdSchema
+    .optional()
+    .describe(
+      "The turn's id, chosen by the caller: a message sent again with a turn id the session has already (a retry after a lost answer) runs nothing and answers that turn",
+    ),
   imageData: imageDataSchema.optional(),
   ...attachFields,
 });
@@ -66,6 +71,7 @@ async function userMessage(body: z.output<typeof messageSchema>, sessions: Sessi
   return {
     sessionId,
     content: body.message,
+    ...(body.turnId !== undefined && { turnId: body.turnId }),
     ...(image && { image }),
     ...(attached && { attached }),
     ...(sessions.quota && { quota: sessions.quota }),
@@ -140,7 +146,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const response = await deps.waiter.ask(await userMessage(body, sessions, bus), {
           correlationId: deps.ids(),
           signal,
-          ...(runs && { onFrame: runs.see }),
+          ...(runs && { onFact: runs.see }),
         });
         return reply({ success: true, response: response.content, ...(runs && { tools: runs.list() }) });
       },
@@ -156,8 +162,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: MESSAGE_ERRORS,
       async handler({ body, bus, sessions }) {
         const message = await userMessage(body, sessions, bus);
-        await bus.execute('agent.sendMessage', message);
-        return reply({ status: 'processing' });
+        const { turnId, duplicate } = await bus.execute('agent.sendMessage', message);
+        return reply({ status: 'processing', turnId, ...(duplicate && { duplicate }) });
       },
     }),
     defineRoute({

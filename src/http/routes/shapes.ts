@@ -99,7 +99,14 @@ export const RESPONSES = {
         'The tools the turn called, in call order: only when the request asked for them (`include: ["tools"]`)',
       ),
   }),
-  messageQueued: withTimestamp({ status: z.literal('processing') }),
+  messageQueued: withTimestamp({
+    status: z.literal('processing'),
+    turnId: z.string().describe("The message's turn: its frames carry it"),
+    duplicate: z
+      .literal(true)
+      .exactOptional()
+      .describe('The session had this turn already (a retry with the same `turnId`): nothing new runs'),
+  }),
   reset: withTimestamp({ status: z.literal('reset initiated') }),
   sessions: withTimestamp({
     sessions: z.array(sessionSummary).describe("A page of the caller's sessions, in key order"),
