@@ -1,32 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordStore, RecordWrite } from '../../src/store/records/index.ts';
+import { at, put, type RecordMedium } from './record-store-support.ts';
 import { recordLayersContract } from './record-store-layers-contract.ts';
 import { PATIENT } from '../support/wait.ts';
 
-/** A clock the test moves forward: real time plus what was added (Redis's PX leases run on real time). */
-export function testClock() {
-  let offset = 0;
-  return { now: () => Date.now() + offset, advance: (ms: number) => void (offset += ms) };
-}
-export type TestClock = ReturnType<typeof testClock>;
-
-export interface RecordMedium {
-  store: RecordStore;
-  clock: TestClock;
-  /** Another store over the same medium: after a restart (durable engines), or beside it (`shared`). */
-  reopen?: () => RecordStore;
-  /** Several stores may use the medium at once (Redis: instances); else one process holds it. */
-  shared?: boolean;
-}
-
-const put = (id: string, value: unknown, more: Partial<RecordWrite> = {}): RecordWrite => ({
-  op: 'put',
-  ns: 'things',
-  id,
-  value,
-  ...more,
-});
-const at = (group: string, score: number) => ({ index: [{ index: 'by', group, score }] });
 const ids = (records: { id: string }[]) => records.map((r) => r.id);
 
 /**
@@ -182,6 +159,7 @@ export function recordStoreContract(name: string, make: () => Promise<RecordMedi
           });
           if (got.length === 0) break;
           paged.push(...ids(got));
+          expect(paged.length).toBeLessThanOrEqual(scores.length); // no page repeats itself
           const last = got.at(-1)!;
           after = { score: scores[Number(last.id.slice(1))]!, id: last.id };
         }

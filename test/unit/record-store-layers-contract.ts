@@ -1,12 +1,10 @@
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { collection, foldedLog, type RecordStore, type RecordWrite } from '../../src/store/records/index.ts';
-import type { RecordMedium } from './record-store-contract.ts';
+import { collection, foldedLog, type RecordStore } from '../../src/store/records/index.ts';
+import { put, type RecordMedium } from './record-store-support.ts';
 
 const log = pino({ level: 'silent' });
-const put = (id: string, value: unknown, more: Partial<RecordWrite> = {}): RecordWrite =>
-  ({ op: 'put', ns: 'things', id, value, ...more });
 const eventSchema = z.object({ add: z.number() });
 const stateSchema = z.object({ total: z.number(), count: z.number() });
 const sums = (store: RecordStore) =>

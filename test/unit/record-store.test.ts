@@ -10,12 +10,12 @@ import {
   createMemoryRecordStore,
   createRedisRecordStore,
   RECORDS_FILE,
-  type RecordWrite,
 } from '../../src/store/records/index.ts';
 import { nodeFiles, type RecordFiles } from '../../src/store/records/jsonl-files.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
-import { recordStoreContract, testClock } from './record-store-contract.ts';
+import { recordStoreContract } from './record-store-contract.ts';
+import { put, testClock } from './record-store-support.ts';
 
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -26,13 +26,6 @@ const tempDir = async () => {
 };
 afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-const put = (id: string, value: unknown, more: Partial<RecordWrite> = {}): RecordWrite => ({
-  op: 'put',
-  ns: 'things',
-  id,
-  value,
-  ...more,
 });
 
 recordStoreContract('memory', () => {

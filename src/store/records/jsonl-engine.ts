@@ -32,6 +32,8 @@ export interface JsonlRecordStoreOptions extends RecordStoreDeps {
   /** The file operations (default node:fs): tests count syncs and fail writes through it. */
   files?: RecordFiles;
   compactMinBytes?: number;
+  /** At most this many commits written with one sync (default: all that wait; 1 turns group commit off). */
+  maxGroup?: number;
 }
 
 const unavailable = (what: string, err: unknown): AppError =>
@@ -101,12 +103,16 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
     }
   }
 
-  const writer = createGroupWriter(state, {
-    write,
-    async after() {
-      if (size > compactAt && size > 2 * state.liveBytes()) await compact();
+  const writer = createGroupWriter(
+    state,
+    {
+      write,
+      async after() {
+        if (size > compactAt && size > 2 * state.liveBytes()) await compact();
+      },
     },
-  });
+    options.maxGroup,
+  );
 
   async function open(): Promise<void> {
     if (opened) return;

@@ -38,6 +38,8 @@ export function createGroupWriter(
     /** Runs between groups. */
     after(): Promise<void>;
   },
+  /** At most this many commits a group (1: no group commit, as a benchmark's baseline). */
+  maxGroup = Infinity,
 ): GroupWriter {
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
@@ -71,7 +73,7 @@ export function createGroupWriter(
     // One turn of the event loop first, so that commits made together (Promise.all) start as one group.
     await yieldToIo();
     while (queue.length > 0) {
-      current = writeGroup(queue.splice(0));
+      current = writeGroup(queue.splice(0, maxGroup));
       await current;
       current = undefined;
       await io.after();

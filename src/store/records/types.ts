@@ -63,7 +63,7 @@ export interface PutWrite {
   ifVersion?: number;
   /** The record's entries, replacing its previous ones (none: it is in no index). */
   index?: readonly IndexEntry[];
-  /** Epoch ms: the record is gone from every read and index from then on. */
+  /** Whole epoch ms: the record is gone from every read and index from then on. */
   expiresAt?: number;
 }
 
