@@ -65,6 +65,16 @@ export function recordLayersContract(
     expect(await sums(store).state('u')).toEqual(state); // another process's cache reads the kept record
   });
 
+  it('foldedLog: a kept state that no longer fits its schema is folded again from the events and kept', async () => {
+    const { store } = await subject();
+    const sumsLog = sums(store);
+    await sumsLog.append('u', [{ add: 2 }, { add: 3 }]);
+    await store.commit([{ op: 'put', ns: 'sums.state', id: 'u', value: { seq: 2, state: { old: true } } }]);
+    expect(await sumsLog.state('u')).toEqual({ total: 5, count: 2 });
+    expect(await store.get('sums.state', 'u')).toMatchObject({ value: { seq: 2, state: { total: 5, count: 2 } } });
+    expect(await sumsLog.append('u', [{ add: 1 }])).toEqual({ total: 6, count: 3 });
+  });
+
   it('foldedLog: concurrent appends from two stores over one medium all land', async () => {
     const medium = await subject();
     const a = sums(medium.store);
