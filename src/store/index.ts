@@ -1,17 +1,15 @@
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
 import { createRedisStore } from './redis-store.ts';
-import type { EventStore, StoreDeps, StoreEvent } from './types.ts';
+import type { EventStore, StorageConfig, StoreDeps, StoreEvent } from './types.ts';
 
 export type * from './types.ts';
 export { compareKeys, inRange } from './session-range.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
-
-/** What the store needs of `storage` in the agent config. */
-export type StorageConfig =
-  { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
+/** The one storage port for feature state (records/types.ts), its engines, typed layer and per-owner folded logs. */
+export * as records from './records/index.ts';
 
 /** The configured EventStore (a relative jsonl `dir` resolves against the working directory). */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {

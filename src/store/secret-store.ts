@@ -152,7 +152,8 @@ async function readLease(path: string): Promise<LeaseRecord | undefined> {
   }
 }
 
-const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+/** Deletes KEYS[1] when it holds ARGV[1] (a lease's owner): a release never ends a lease someone else took since. */
+export const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
 /** One Redis string per key, on its own connection; a lease is `SET NX PX` on `<keyPrefix>secret-lease:<key>`. */

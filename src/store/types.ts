@@ -1,6 +1,10 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 
+/** What the store needs of `storage` in the agent config. */
+export type StorageConfig =
+  { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
+
 /** An event the store can keep: a JSON object with a `type`, and a non-empty `turnId` when it belongs to a turn. */
 export interface StoreEvent {
   type: string;
