@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import { createAgentService, createTurnFollower, createTurnWaiter, createUnnamedExpiry } from './agent/index.ts';
+import {
+  createAgentService,
+  createReactions,
+  createTurnFollower,
+  createTurnWaiter,
+  createUnnamedExpiry,
+} from './agent/index.ts';
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
@@ -26,7 +32,7 @@ import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
 import { embedderOf, memoryOf } from './app/memory.ts';
-import { createStore } from './store/index.ts';
+import { createStore, records } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { createOutboxStore, createWebhookService } from './webhooks/index.ts';
 import { madeOnce } from './made-once.ts';
@@ -102,8 +108,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
+  // Feature state on the sessions' medium (the record store): for now the reactions' checkpoints.
+  const recordStore = records.createRecordStore(config.storage, { log: log.child({ component: 'records' }), clock });
   // Finished work announced (webhooks, A2A push): one outbox on the sessions' medium, the webhooks' dispatcher
-  // sends both kinds (the service opens and closes it).
+  // sends both kinds (the service opens and closes it); both are announced by one reaction to the stored facts.
   const webhookLog = log.child({ component: 'webhooks' });
   const outbox = createOutboxStore(config.storage, webhookLog);
   const webhooks = createWebhookService({
@@ -114,7 +122,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: webhookLog,
     addSecret: redactor.addSecret,
     push: () => a2aPush.target,
-    steps: (key, turnId) => follower.steps(key, turnId),
+  });
+  const reactions = createReactions({
+    reactions: [webhooks.reaction],
+    records: recordStore,
+    log: log.child({ component: 'reactions' }),
+    now: () => clock.now(),
   });
   const agent = createAgentService({
     config,
@@ -129,6 +142,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
     ...(memory && { memory }),
+    reactions,
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
   });
   const unnamed = config.server.limits.unnamedSessions;
@@ -186,7 +200,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     clock,
     log: log.child({ component: 'a2a-push' }),
     onAdded: () => webhooks.wake(),
-    onConfigSet: (key, turnId) => webhooks.recheckTurn(key, turnId),
   });
   const mcpFace = createHttpFace(serverFace);
   // The faces on the front end, one mount each; a new face is its folder and one line here.
@@ -248,6 +261,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     a2aPush,
     async open() {
       await store.open();
+      await recordStore.open();
+      await reactions.open();
       await identify();
       await secrets.open();
       await cluster?.open();
@@ -283,6 +298,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['A2A push', () => a2aPush.stop()],
           ['the sessions', () => agent.stop()],
           ['webhooks', () => webhooks.stop()],
+          ['the record store', () => recordStore.close()], // after the sessions: their checkpoints
           ['the tool servers', () => mcp.stop()],
           ['the cluster', () => cluster?.close()],
           ['the store', () => store.close()],

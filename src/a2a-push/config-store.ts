@@ -37,13 +37,13 @@ export const pushConfigKey = (sessionKey: string, turnId: string): string =>
 
 /**
  * `changes`: how the instances sharing the medium (redis) hear each other's changes; absent: one instance.
- * `kept.now` stamps a config's `setAt`; `kept.onSet` is told of the task once a config is kept (its recheck).
+ * `kept.now` stamps a config's `setAt`.
  */
 export function createPushConfigStore(
   secrets: SecretStore,
   policy: UrlPolicy,
   changes?: IndexChanges,
-  kept: { now?: () => number; onSet?: (sessionKey: string, turnId: string) => void } = {},
+  kept: { now?: () => number } = {},
 ): A2aPushConfigs {
   const index = createConfigIndex(secrets, changes, locked);
   async function read(sessionKey: string, turnId: string): Promise<PushConfig[]> {
@@ -96,7 +96,6 @@ export function createPushConfigStore(
     async set(sessionKey, turnId, config) {
       const stamped = kept.now ? { ...config, setAt: kept.now() } : config;
       await change(sessionKey, turnId, (configs) => [...configs.filter((c) => c.id !== config.id), stamped]);
-      kept.onSet?.(sessionKey, turnId);
     },
     list: read,
     async delete(sessionKey, turnId, id) {

@@ -2,8 +2,8 @@
  * A2A push notifications as deliveries of the webhooks' durable outbox (src/webhooks/outbox-store.ts): the same
  * medium, ids, claims and retries as webhooks, one more kind of delivery whose request this module builds.
  * Contracts:
- * - `target.announce(name, payload, ts)` (called by the webhook service for each stored frame it hears, and again by
- *   a turn's recheck after a crash) turns a stored fact that changes a task to completed, failed, canceled or
+ * - `target.announce(name, payload, ts)` (called by the webhook service's reaction for each stored fact, again after a
+ *   crash before its checkpoint) turns a stored fact that changes a task to completed, failed, canceled or
  *   input-required into one delivery per config of that task set before the fact was stored (`setAt`), read from the log as
  *   the task stood at that fact (its fixed body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the
  *   config, the task and the fact's seq, so every announcement of one fact, from any instance, makes one delivery.
@@ -53,8 +53,6 @@ const ANNOUNCED: Partial<Record<TaskState, WebhookEventType>> = {
   'input-required': 'question.asked',
 };
 
-const has = (configs: readonly unknown[]) => configs.length > 0;
-
 export const isPushDelivery = (d: Delivery): d is PushDelivery => d.webhookId.startsWith(PUSH_WEBHOOK_PREFIX);
 
 const deliveryId = (configId: string, eventId: string) =>
@@ -85,14 +83,14 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
     return at < 0 ? steps : [...steps.slice(0, at + 1), ...(last?.kind === 'awaiting' ? [last] : [])];
   };
 
-  /** Keeps the notifications of the fact at `seq` (stored at `ts`); true when the task has configs. */
+  /** Keeps the notifications of the fact at `seq` (stored at `ts`); true when one was added. */
   async function announce(sessionKey: string, turnId: string, seq: number, ts: number): Promise<boolean> {
     const configs = await deps.configs.list(sessionKey, turnId);
     if (configs.length === 0) return false;
     const contextId = sessionIdOf(sessionKey);
     const view = taskView(contextId, turnId, upTo(await deps.follower.steps(sessionKey, turnId), seq));
     const type = view && ANNOUNCED[view.state];
-    if (!view || !type) return true;
+    if (!view || !type) return false;
     const eventId = `${sessionKey}#${seq}#${view.state}`;
     const now = clock.now();
     let added = false;
@@ -107,21 +105,19 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
       if (await outbox.add(d)) added = true;
     }
     if (added) deps.onAdded?.();
-    return true;
+    return added;
   }
 
   return {
     /** What the webhook dispatcher needs to send a push delivery (see docs/a2a.md, "Push notifications"). */
     target: {
       owns: isPushDelivery,
-      /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true: the task has configs. */
+      /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true when one was added. */
       async announce(name: string, payload: unknown, ts: number): Promise<boolean> {
         const { sessionId, turnId, seq } = payload as { sessionId: string; turnId?: string; seq?: number };
         if (turnId === undefined || !PUSH_FRAMES.has(name.slice('agent.'.length))) return false;
         return announce(sessionId, turnId, seq ?? 0, ts);
       },
-      /** Whether the task of `turnId` has configs (none costs no read of the store). */
-      has: (sessionKey: string, turnId: string) => deps.configs.list(sessionKey, turnId).then(has),
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       timeoutMs: 10_000,
       async request(d: PushDelivery, at: number): Promise<OutboundRequest | undefined> {

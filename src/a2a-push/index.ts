@@ -2,7 +2,7 @@
  * A2A push notifications (docs/a2a.md, "Push notifications"): tasks' configs in the secret store (config-store.ts),
  * notifications as deliveries of the webhooks' durable outbox (deliveries.ts), each request built here
  * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves. The webhook service hears
- * the stored facts and asks `target.announce` for each (and its turn's recheck again after a crash).
+ * the stored facts through its reaction (src/agent/react) and asks `target.announce` for each.
  */
 import type { TurnFollower } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
@@ -28,8 +28,6 @@ export interface A2aPushDeps {
   log: Logger;
   /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`). */
   onAdded?: () => void;
-  /** Told when a config was kept on a task (the webhook service keeps the turn's recheck). */
-  onConfigSet?: (sessionKey: string, turnId: string) => void;
 }
 
 export function createA2aPush(deps: A2aPushDeps) {
@@ -43,7 +41,6 @@ export function createA2aPush(deps: A2aPushDeps) {
       : undefined;
   const configs = createPushConfigStore(deps.secrets, policy, shared?.changes, {
     now: () => deps.clock.now(),
-    ...(deps.onConfigSet && { onSet: deps.onConfigSet }),
   });
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));

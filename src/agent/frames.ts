@@ -141,7 +141,13 @@ export type Published = StoredFrame | TransientFrame | AwaitingFrame;
 
 /** The transient frame an agent bus event carries (`agent.chunk`, `agent.thinking`, `agent.error`); else undefined. */
 export const transientNameOf = (name: string): TransientName | undefined =>
-  name === 'agent.chunk' ? 'chunk' : name === 'agent.thinking' ? 'thinking' : name === 'agent.error' ? 'error' : undefined;
+  name === 'agent.chunk'
+    ? 'chunk'
+    : name === 'agent.thinking'
+      ? 'thinking'
+      : name === 'agent.error'
+        ? 'error'
+        : undefined;
 
 /** The client frame of an agent bus event: a fact's `toFrame`, a transient frame as it is; undefined for any other. */
 export function frameOfEvent(name: string, payload: unknown): AgentFrame | undefined {

@@ -24,3 +24,4 @@ export { pipeEvents } from './follow/event-pipe.ts';
 export type { FrameInterest } from './follow/types.ts';
 export { endsTurn, endsTurnFact, seqOfStep, turnOfStep, type FactStep, type TurnStep } from './follow/steps.ts';
 export type { ListedTurn } from './follow/turn-pages.ts';
+export { createReactions, type Reaction, type Reactions } from './react/reactions.ts';

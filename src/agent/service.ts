@@ -15,6 +15,7 @@ import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
 import type { Published } from './frames.ts';
+import type { Reactions } from './react/reactions.ts';
 import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { createIdleDeletion } from './session/expiry.ts';
@@ -45,6 +46,8 @@ export interface AgentServiceOptions extends Pick<
   onSessionDeleted?: (sessionId: string) => void;
   /** Memory per principal (issue 62), when `memory:` is on: the model's memory tools and working memory use it. */
   memory?: MemoryService;
+  /** What reacts to stored facts (webhooks, A2A push), with its checkpoints on the sessions' medium (src/agent/react). */
+  reactions?: Reactions;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
@@ -143,6 +146,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         maxResultBytes: config.toolResultMaxBytes,
         publish,
         storage,
+        ...(opts.reactions && { reactions: opts.reactions.forSession(sessionId) }),
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
         ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),
@@ -182,7 +186,12 @@ export function createAgentService(opts: AgentServiceOptions) {
           storage,
           transfer,
           deleteIfIdle,
-          onSessionDeleted: opts.onSessionDeleted,
+          onSessionDeleted: (sessionId: string) => {
+            opts.onSessionDeleted?.(sessionId);
+            opts.reactions
+              ?.forget(sessionId)
+              .catch((err: unknown) => log.warn({ err, sessionId }, 'a deleted session kept its reaction checkpoint'));
+          },
         }),
       );
       sessions.start();

@@ -12,8 +12,6 @@
  * - A delivery the push target owns (an A2A push notification, src/a2a-push) is sent as the request the target
  *   builds for it at the attempt, with the target's timeout and retry schedule; when it builds none (the config was
  *   deleted) the delivery fails with `lastError: "push config removed"`.
- * - A delivery the local target owns (a turn's recheck, recheck.ts) is attempted by running it here, with its
- *   timeout and retry schedule.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
@@ -48,18 +46,8 @@ export interface PushTarget {
 
 /** The push target as the webhook service also asks it: the notifications of each stored fact. */
 export interface PushAnnouncer extends PushTarget {
-  /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true: its task has configs. */
+  /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true when one was added. */
   announce(name: string, payload: unknown, ts: number): Promise<boolean>;
-  /** Whether the task of `turnId` has configs. */
-  has(sessionKey: string, turnId: string): Promise<boolean>;
-}
-
-/** Deliveries attempted here, not sent anywhere (a turn's recheck). */
-export interface LocalTarget {
-  owns(d: Delivery): boolean;
-  retryScheduleMs: readonly number[];
-  timeoutMs: number;
-  run(d: Delivery, at: number): Promise<AttemptOutcome>;
 }
 
 const gone = (error: string): AttemptOutcome => ({ delivered: false, retry: false, error });
@@ -71,7 +59,6 @@ export interface DispatcherDeps {
   refresh?: () => Promise<void>;
   /** Asked for each delivery whether it owns it (read at each send: it may be wired after the dispatcher). */
   push?: () => PushTarget | undefined;
-  local?: LocalTarget;
   policy: UrlPolicy;
   clock: Clock;
   log: Logger;
@@ -96,8 +83,6 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** Where `d` goes: the push target, or its webhook (undefined when removed). */
   function targetOf(d: Delivery) {
-    const { local } = deps;
-    if (local?.owns(d)) return { local, timeoutMs: local.timeoutMs, schedule: local.retryScheduleMs };
     const push = deps.push?.();
     if (push?.owns(d)) return { push, timeoutMs: push.timeoutMs, schedule: push.retryScheduleMs };
     const hook = deps.webhook(d.webhookId);
@@ -105,7 +90,6 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   async function attempt(d: Delivery, to: ReturnType<typeof targetOf>, now: number): Promise<AttemptOutcome> {
-    if (to.local) return to.local.run(d, now);
     if (to.push) {
       const request = await to.push.request(d, now);
       return request ? attemptRequest(request, to.timeoutMs, deps.policy, undefined) : gone('push config removed');

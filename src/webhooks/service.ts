@@ -1,22 +1,21 @@
 /**
  * Webhooks (docs/webhooks.md): the agent file's and those added at runtime (`webhooks.*` commands), fed from the
- * session's stored facts on the bus (events.ts) into the durable outbox, and sent by the dispatcher.
+ * session's stored facts by a reaction (`reaction`, src/agent/react) into the durable outbox, and sent by the
+ * dispatcher.
  * Contracts:
  * - With no webhook at all, a stored fact costs one lookup and nothing is written.
  * - A fact a webhook asks for (its events, its filter) becomes one delivery per webhook and fact id, whatever
- *   announces it how often: the body (`{ type, timestamp, data }`) and the id (`webhook-id`) are fixed then.
+ *   announces it how often: the body (`{ type, timestamp, data }`) and the id (`webhook-id`, the receiver's
+ *   idempotency key) are fixed then, so a reaction run twice (a crash before its checkpoint) sends nothing twice.
  * - URLs pass the URL policy of runtime tool servers (`server.mcp.allowPrivateNetworks`, `allowedHosts`; never
  *   link-local or metadata) when the service opens (the agent file's: INVALID_REQUEST naming `webhooks.<n>.url`)
  *   and when added (`url`), and again on the resolved addresses at each attempt.
  * - Secrets never leave: records list no secret, and a runtime secret is redacted from every output.
- * - A2A push notifications (`push`) are announced here too, from the same facts, before the turn's recheck is done.
- * - Given the turns' stored steps (`steps`), a fact stored just before the instance died is announced by the next
- *   one (recheck.ts), to webhooks and push configs: a turn has a recheck while a webhook exists or its task has a
- *   push config (kept when the config is, too).
+ * - A2A push notifications (`push`) are announced by the same reaction, from the same facts.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.ts';
-import { STORED_EVENT, toFrame, type AgentEvents, type TurnStep } from '../agent/index.ts';
+import { toFrame, type AgentEvents, type Reaction } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -27,7 +26,6 @@ import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './even
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
-import { createRecheck } from './recheck.ts';
 
 export interface WebhookServiceDeps {
   config: Pick<AgentConfig, 'webhooks' | 'server' | 'storage'>;
@@ -39,8 +37,6 @@ export interface WebhookServiceDeps {
   addSecret?: (secret: string) => void;
   /** The A2A push notifications' target, whose deliveries share the outbox (read when a fact is heard or sent). */
   push?: () => PushAnnouncer | undefined;
-  /** A turn's stored steps (the turn follower's): with it, a fact its instance died before announcing is not lost. */
-  steps?: (sessionKey: string, turnId: string) => Promise<TurnStep[]>;
   pollMs?: number;
 }
 
@@ -103,47 +99,36 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     deps.addSecret?.(hook.secret);
     hooks.set(hook.id, { hook, source: 'api' });
   };
-  /** Keeps the deliveries of a stored frame (webhooks', push's); its turn's end then puts the recheck done. */
-  async function announceFrame(name: string, payload: unknown, ts: number): Promise<void> {
-    const hooked = hooks.size > 0;
-    const e = hooked ? webhookEventOf(name, payload, ts) : undefined;
-    await announce(e);
-    const pushed = (await deps.push?.()?.announce(name, payload, ts)) ?? false;
-    const { sessionId: key, turnId } = payload as { sessionId: string; turnId?: unknown };
-    const end = name === 'agent.response' || (name === 'agent.error' && turnId !== undefined);
-    if (recheck && end && typeof turnId === 'string' && (hooked || pushed))
-      await recheck.ended(key, turnId, clock.now());
+  /** Keeps the deliveries of a stored fact (webhooks', push's); true when one was added. */
+  async function announceFact(stored: Parameters<typeof toFrame>[0]): Promise<boolean> {
+    const frame = toFrame(stored);
+    const name = frame && (`agent.${frame.event}` as const);
+    if (!name || !(WATCHED as readonly string[]).includes(name)) return false;
+    const ts = Date.parse(stored.ts);
+    const e = hooks.size > 0 ? webhookEventOf(name, frame.data, ts) : undefined;
+    const hooked = await announce(e);
+    const pushed = (await deps.push?.()?.announce(name, frame.data, ts)) ?? false;
+    return hooked || pushed;
   }
-  const recheck = deps.steps && createRecheck({ outbox, steps: deps.steps, announce: announceFrame, log });
   const dispatcher = createDispatcher({
     outbox,
     webhook: (id) => hooks.get(id)?.hook,
     refresh,
     ...(deps.push && { push: deps.push }),
-    ...(recheck && { local: recheck.target }),
     policy,
     clock,
     log,
     ...(deps.pollMs !== undefined && { pollMs: deps.pollMs }),
   });
 
-  async function announce(e: WebhookEvent | undefined): Promise<void> {
-    if (e && (await keepDeliveries(outbox, [...hooks.values()], e, clock.now()))) dispatcher.wake();
+  async function announce(e: WebhookEvent | undefined): Promise<boolean> {
+    const added = e !== undefined && (await keepDeliveries(outbox, [...hooks.values()], e, clock.now()));
+    if (added) dispatcher.wake();
+    return added;
   }
   /** Keeps deliveries in the background: a failure is logged with `fields`. */
-  const inBackground = (keeping: Promise<void>, fields: Record<string, unknown>): void =>
+  const inBackground = (keeping: Promise<unknown>, fields: Record<string, unknown>): void =>
     void keeping.catch((err: unknown) => log.error({ err, ...fields }, 'webhook outbox: could not keep a delivery'));
-  /** A turn's first frame: its recheck is kept while a webhook exists or its task has a push config. */
-  async function turnStarted(payload: unknown): Promise<void> {
-    const { sessionId, turnId } = payload as { sessionId: string; turnId?: string };
-    if (!recheck || turnId === undefined) return;
-    if (hooks.size > 0 || (await deps.push?.()?.has(sessionId, turnId))) keepRecheck({ sessionId, turnId });
-  }
-  /** Keeps a turn's recheck, and looks for due deliveries from then on (it falls due here too). */
-  const keepRecheck = (frame: { sessionId: string; turnId?: string }) => {
-    recheck?.started(frame, clock.now());
-    dispatcher.poll();
-  };
 
   async function add(input: WebhookInput): Promise<WebhookRecord> {
     const parsed = webhookSchema.parse(input);
@@ -167,19 +152,12 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
     /** Looks for due deliveries at once (a push notification was added). */
     wake: () => dispatcher.wake(),
-    /** A push config was kept on the task of `turnId`: its turn's recheck is kept (a failure logged). */
-    recheckTurn: (sessionKey: string, turnId: string): void => keepRecheck({ sessionId: sessionKey, turnId }),
+    /**
+     * The reaction to stored facts (the agent's reactions run it on the session's owner, from its checkpoint): true
+     * when it kept a delivery. It throws when the outbox failed, so the fact is handled again at the next open.
+     */
+    reaction: { name: 'webhooks', handle: announceFact } satisfies Reaction,
     start(): void {
-      unsubscribe.push(
-        deps.bus.on(STORED_EVENT, (e) => {
-          const frame = toFrame(e.payload);
-          const name = frame && (`agent.${frame.event}` as const);
-          if (name && (WATCHED as readonly string[]).includes(name))
-            inBackground(announceFrame(name, frame.data, e.ts), { event: name });
-          if (frame?.event === 'userMessage')
-            turnStarted(frame.data).catch((err: unknown) => log.error({ err }, 'webhook outbox: no recheck kept'));
-        }),
-      );
       unsubscribe.push(
         ...registerWebhookCommands(deps.bus, {
           add,

@@ -71,6 +71,21 @@ describe('REST messaging', () => {
     expect(turn[0]!.data).toMatchObject({ content: 'async-bravo [[len:6]]', sessionId: 'default', hasImage: false });
   });
 
+  it('a caller that names its turn (turnId) can retry: the retry runs nothing and is told it was a duplicate', async () => {
+    const body = { message: 'retried-charlie', sessionId: 'retry', turnId: 'client-turn-1' };
+    const first = await post('/api/message', body);
+    expect(first.body).toEqual({ status: 'processing', turnId: 'client-turn-1', timestamp: expect.any(String) });
+    const again = await post('/api/message', body);
+    expect(again.body).toMatchObject({ status: 'processing', turnId: 'client-turn-1', duplicate: true });
+    // message-sync with the same turn id answers the stored reply of that turn, not a new one.
+    const sync = await post('/api/message-sync', body);
+    expect(sync.body).toMatchObject({ success: true, response: 'You said: retried-charlie' });
+    expect(requestsWith(t.sim, 'retried-charlie')).toHaveLength(1);
+    const history = await t.get('/api/sessions/retry/history');
+    const events = (history.body.events as Frame[]).map((f) => f.event);
+    expect(events).toEqual(['userMessage', 'response']);
+  });
+
   it('rejects a missing message with MISSING_FIELD and a bad sessionId with INVALID_REQUEST', async () => {
     const missing = await post('/api/message', {});
     expect(missing.status).toBe(400);

@@ -163,10 +163,10 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
       expect(live.map((f) => f.event)).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
       expect(await listener.sinceMarker()).toEqual([
         'cluster.publishing', // A's word to B
-        'agent.userMessage',
+        'agent.stored', // the user's message, a stored fact
         'agent.thinking',
         'agent.chunk',
-        'agent.response',
+        'agent.stored', // the response
       ]);
     } finally {
       await listener.close();

@@ -1,11 +1,12 @@
 /**
  * Webhooks as a receiver sees them (docs/webhooks.md): a real HTTP server on loopback that fails and then accepts,
  * Standard Webhooks signatures checked with the specification's own library, one accepted delivery per event id
- * across retries and across agentd killed (-9) between attempts; the admin routes refuse bad webhooks by field; a
+ * across retries, across agentd killed (-9) between attempts and killed with a stored fact not yet reacted to (the
+ * restart catches the reaction up); the admin routes refuse bad webhooks by field; a
  * turn with no webhook writes nothing to the outbox.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rmdir, stat } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
@@ -147,6 +148,53 @@ describe('webhooks', () => {
     expect((await api(app.url, 'POST', '/api/message-sync', { message: '[[reply:quiet]]' })).status).toBe(200);
     // No file at all: nothing was written, and no descriptor is held in the folder.
     await expect(stat(join(data, OUTBOX_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('given a fact stored but not yet reacted to when agentd is killed (-9), the restarted agentd delivers it once', async () => {
+    const rx = await receiver(0);
+    const data = await mkdtemp(join(env.dir, 'unreacted-'));
+    const file = await writeAgentFile({
+      llm: { provider: 'openai-compatible', baseURL: env.sim.url, model: 'sim', apiKey: 'k' },
+      storage: { type: 'jsonl', dir: data },
+      webhooks: [hook(rx.url)],
+    });
+    const run = async (): Promise<{ p: AgentdProcess; url: string }> => {
+      const p = runAgentd(['--agent', file, '--web-port', '0']);
+      return { p, url: `http://127.0.0.1:${await listeningPort(p)}` };
+    };
+    const first = await run();
+    const outbox = join(data, OUTBOX_FILE);
+    try {
+      // The outbox cannot be written (a folder where its file goes): the response is stored, its reaction fails.
+      await mkdir(outbox);
+      const reply = await api(first.url, 'POST', '/api/message-sync', { message: '[[reply:after the crash]]' });
+      expect(reply.status).toBe(200);
+      await expect.poll(() => first.p.out() + first.p.err(), PATIENT).toContain('reactions: a fact was not handled');
+    } finally {
+      first.p.child.kill('SIGKILL');
+      await first.p.exited;
+    }
+    expect(rx.received).toEqual([]);
+    await rmdir(outbox);
+    const second = await run(); // opens the session the reaction was stuck on, and catches it up
+    try {
+      await expect.poll(() => rx.accepted().length, PATIENT).toBe(1);
+      const payload = new Webhook(secret).verify(rx.accepted()[0]!.body, signed(rx.accepted()[0]!.headers)) as any;
+      expect(payload).toMatchObject({ type: 'turn.completed', data: { summary: 'after the crash' } });
+    } finally {
+      second.p.child.kill('SIGTERM');
+      await second.p.exited;
+    }
+    // A third start finds the checkpoint past the fact: nothing is announced again.
+    const third = await run();
+    try {
+      await api(third.url, 'POST', '/api/message-sync', { message: '[[reply:next]]' });
+      await expect.poll(() => rx.accepted().length, PATIENT).toBe(2);
+      expect(rx.accepted().map((r) => JSON.parse(r.body).data.summary)).toEqual(['after the crash', 'next']);
+    } finally {
+      third.p.child.kill('SIGTERM');
+      await third.p.exited;
+    }
   });
 
   it('given agentd killed (-9) between attempts, the restarted agentd delivers the same event once', async () => {

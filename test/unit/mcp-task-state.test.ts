@@ -8,10 +8,9 @@ import { sessionKey } from '../../src/session-id.ts';
 
 const T = 'turn-1';
 const at = (seq: number) => Date.UTC(2026, 0, 1, 0, 0, seq);
-const ref = (seq: number, turnId = T) => ({ sessionId: 's', turnId, seq });
-const fact = (event: SessionEvent, seq: number, turnId = T) => factAt(event, seq, new Date(at(seq)).toISOString(), 's');
+const fact = (event: SessionEvent, seq: number) => factAt(event, seq, new Date(at(seq)).toISOString(), 's');
 const queued: TurnStep = fact(facts.queued(T), 1);
-const user = (seq: number, turnId = T) => fact(facts.user(turnId), seq, turnId);
+const user = (seq: number, turnId = T) => fact(facts.user(turnId), seq);
 const asked = (seq: number, callId: string) => fact(facts.approval(T, callId), seq);
 const answered = (seq: number, callId: string) => fact(facts.approved(T, callId), seq);
 const response = (seq: number) => fact(facts.response(T, 'done'), seq);

@@ -33,6 +33,7 @@ const SESSION_USES = [
   'agentMessages',
   'agentCompaction',
   'agentQuestions',
+  'agentReact',
 ];
 /** What a face may import: the agent's contract, and the front end's endpoint kit (`http`, its engine's types). */
 const FACE_USES = [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'http', 'httpEngine'];
@@ -149,6 +150,8 @@ export const LAYERS = {
       path: 'src/agent/questions',
       uses: [...LEAVES, 'config', 'conversation', 'llm', 'toolsMessages', 'agentCompaction'],
     },
+    // Reactions to stored facts, from the log with checkpoints (webhooks and A2A push are reactions).
+    agentReact: { path: 'src/agent/react', uses: [...LEAVES, 'store', 'agentFrames'] },
     // The session: decider, actor, outbox, history projection, quotas, transfer.
     agentSession: { path: 'src/agent/session', uses: [...LEAVES, ...SESSION_USES] },
     // Following a turn (followTurn, the turn index, the turn waiter).

@@ -34,6 +34,21 @@ type AskOptions = {
   onFact?: (stored: SessionStoredEvent) => void;
 };
 
+/** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
+async function timeoutError(bus: TurnBus, timeoutMs: number, w: Waiter | undefined): Promise<AppError> {
+  const questions =
+    w?.turnId === undefined ? [] : await bus.execute('agent.questions', { sessionId: w.sessionId }).catch(() => []);
+  const pending = questions.filter((q) => q.turnId === w?.turnId && inFamily('approval')(q)).map(approvalRecordOf);
+  if (pending.length === 0)
+    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
+  const names = pending.map((p) => `"${p.toolName}" (call ${p.callId}, session ${p.sessionId})`).join(', ');
+  const pendingApprovals = pending.map(({ args: _args, ...p }) => p);
+  return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, {
+    reason: 'timeout',
+    pendingApprovals,
+  });
+}
+
 /**
  * Request/response over a turn, for the endpoints that answer with its reply (`message-sync`, `chat_with_agent`).
  * - `ask` follows the turn (`followSent`, so no step is missed), then sends `agent.sendMessage` (a `duplicate` answer,
@@ -63,20 +78,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     return w;
   };
 
-  /** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
-  const timedOut = async (w: Waiter | undefined): Promise<AppError> => {
-    const questions =
-      w?.turnId === undefined ? [] : await bus.execute('agent.questions', { sessionId: w.sessionId }).catch(() => []);
-    const pending = questions.filter((q) => q.turnId === w?.turnId && inFamily('approval')(q)).map(approvalRecordOf);
-    if (pending.length === 0)
-      return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
-    const names = pending.map((p) => `"${p.toolName}" (call ${p.callId}, session ${p.sessionId})`).join(', ');
-    const pendingApprovals = pending.map(({ args: _args, ...p }) => p);
-    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, {
-      reason: 'timeout',
-      pendingApprovals,
-    });
-  };
+  const timedOut = (w: Waiter | undefined) => timeoutError(bus, timeoutMs, w);
 
   const wait = (
     correlationId: string,

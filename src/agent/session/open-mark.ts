@@ -4,7 +4,9 @@
  *
  * Contracts:
  * - `open(beside)` writes the mark unless it was asked for since it was last removed, handing `beside` the write
- *   when there is one; `close()` removes it unless it is removed already; `sync(open)` writes what the log says
+ *   when there is one; `close(after)` removes it unless it is removed already, once `after` resolved true (the
+ *   reactions to the turn's facts settled, none stuck: a restart before then, or after a reaction failed, finds the
+ *   session and catches them up) and unless a turn opened meanwhile; `sync(open)` writes what the log says
  *   whatever was asked before (at open: a mark a crash left behind, or that of a turn about to be resumed).
  * - `ready()` resolves once the last write asked for settled, or, when `beside` took it, once what `beside` answered
  *   settled (the outbox's gate: the facts written beside the mark are stored too). Writes never reject (the writer
@@ -14,6 +16,8 @@
 export function createOpenMark(write: ((open: boolean) => Promise<void>) | undefined) {
   let marked = false;
   let last: Promise<void> = Promise.resolve();
+  /** Counts opens: a close waiting for `after` lets go of the mark only if no turn opened meanwhile. */
+  let opens = 0;
   const put = (open: boolean): Promise<void> | undefined => {
     marked = open;
     if (!write) return undefined;
@@ -23,10 +27,17 @@ export function createOpenMark(write: ((open: boolean) => Promise<void>) | undef
   return {
     /** `beside`: given the write when there is one (the outbox's gate, passed once the facts beside it are stored). */
     open: (beside?: (write: Promise<void>) => Promise<void>): void => {
+      opens++;
       const writing = marked ? undefined : put(true);
       if (writing && beside) last = beside(writing);
     },
-    close: (): void => void (marked && put(false)),
+    close: (after?: Promise<boolean>): void => {
+      if (!after) return void (marked && put(false));
+      const at = opens;
+      void after.then((caughtUp) => {
+        if (caughtUp && opens === at && marked) void put(false);
+      });
+    },
     sync: (open: boolean): void => void put(open),
     ready: (): Promise<void> => last,
   };

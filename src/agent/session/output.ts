@@ -4,7 +4,7 @@
  *
  * Contracts:
  * - Every fact is appended in order; once stored, it is published (`agent.stored`, frames.ts) with the
- *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk,
+ *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`), and handed to the reactions. Transient frames (thinking, chunk,
  *   dropped messages, awaiting) are published in the same order, with the last durable seq; a chunk goes out at once
  *   when nothing is pending. `awaiting` carries the time the last fact recorded before it was stored, as a stored read
  *   of its turn does.
@@ -26,7 +26,7 @@ import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
 import type { SessionDeps } from './types.ts';
 
-export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publish' | 'storage'> {
+export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publish' | 'storage' | 'reactions'> {
   outbox: Outbox;
   /** Stops the turn if it still runs (its facts can no longer be stored). */
   stopTurn: (turnId: string) => void;
@@ -46,7 +46,10 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     const meta = { correlationId: end.turnId };
     outbox.durable(
       end,
-      (s) => publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) }),
+      (s) => {
+        publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
+        deps.reactions?.stored(s);
+      },
       (err) => {
         if (!isOutboxClosed(err)) storage.failed(err);
         stoppedEnd ??= end;
@@ -84,6 +87,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       const stored = (s: SessionStoredEvent) => {
         lastStoredAt = Date.parse(s.ts);
         publish({ event: 'stored', data: s }, { ...meta, ts: lastStoredAt });
+        deps.reactions?.stored(s);
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {

@@ -25,10 +25,13 @@ export type Session = Awaited<ReturnType<typeof openSession>>;
 export async function openSession(deps: SessionDeps) {
   const { sessionId } = deps;
   const mark = await deps.store.latest(sessionId, ['contextCompacted']);
-  const state = foldSession(
+  const loaded = await deps.store.read(
     sessionId,
-    await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0),
+    mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0,
   );
+  const state = foldSession(sessionId, loaded);
+  // Before the facts the opening records: what a crash left unreacted to is handled first.
+  deps.reactions?.catchUp({ loaded, lastSeq: state.lastSeq, read: (since) => deps.store.read(sessionId, since) });
   // Opened during start-up: the open turn's calls need their tool servers. Nothing writes this log meanwhile: every
   // command for the session waits for this open.
   if (state.openTurn && deps.toolsAttempted) await deps.toolsAttempted;
@@ -79,6 +82,8 @@ export async function openSession(deps: SessionDeps) {
       actor.stop();
       w.unregister?.();
       await outbox.drained();
+      // A log given up (deleted, moved) is no longer this session's to checkpoint.
+      await (options.abandonLog ? deps.reactions?.settled() : deps.reactions?.close());
     },
     get busy() {
       return busy();

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { EventStore } from '../../store/types.ts';
 import type { LlmConfig } from '../../config/schema.ts';
 import type { Published } from '../frames.ts';
+import type { SessionReactions } from '../react/reactions.ts';
 import type { ContextSettings } from '../compaction/context.ts';
 import type { CallHost } from '../questions/call-host.ts';
 import type { ModelStepDeps } from './model-step.ts';
@@ -36,6 +37,8 @@ export interface SessionDeps extends Pick<
   callTool: (input: ToolCallInput, signal: AbortSignal, host?: CallHost) => Promise<ModelToolOutcome>;
   /** Publishes a stored fact, a transient frame or `awaiting` (as the bus event `agent.<event>`). */
   publish: (out: Published, meta: SendMeta) => void;
+  /** What reacts to the session's stored facts (src/agent/react): caught up at open, then told of each fact. */
+  reactions?: SessionReactions;
   /** Told of every append that failed and every one that succeeded (the service's health). */
   storage: StorageHealth;
   /** Redacts a failed turn's message and details before they are stored and sent. */

@@ -52,7 +52,8 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     onStored: (s) => {
       const wasOpen = state.openTurn !== undefined;
       evolve(state, s);
-      if (wasOpen !== (state.openTurn !== undefined)) (wasOpen ? mark.close : mark.open)();
+      if (wasOpen && state.openTurn === undefined) mark.close(deps.reactions?.settled());
+      else if (!wasOpen && state.openTurn !== undefined) mark.open();
       asked.settle(state, s);
       deps.storage.ok();
     },
@@ -164,6 +165,7 @@ function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, a
     outbox,
     publish: deps.publish,
     storage: deps.storage,
+    ...(deps.reactions && { reactions: deps.reactions }),
     stopTurn: (turnId) => {
       const snapshot = actor().getSnapshot();
       if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)

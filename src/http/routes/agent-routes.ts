@@ -163,7 +163,11 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       async handler({ body, bus, sessions }) {
         const message = await userMessage(body, sessions, bus);
         const { turnId, duplicate } = await bus.execute('agent.sendMessage', message);
-        return reply({ status: 'processing', turnId, ...(duplicate && { duplicate }) });
+        // The spec's answer; a caller that named its turn hears it back, and whether it was a retry.
+        return reply({
+          status: 'processing',
+          ...(body.turnId !== undefined && { turnId, ...(duplicate && { duplicate }) }),
+        });
       },
     }),
     defineRoute({

@@ -101,7 +101,7 @@ export const RESPONSES = {
   }),
   messageQueued: withTimestamp({
     status: z.literal('processing'),
-    turnId: z.string().describe("The message's turn: its frames carry it"),
+    turnId: z.string().exactOptional().describe('The turn the caller named (`turnId` in the request), echoed'),
     duplicate: z
       .literal(true)
       .exactOptional()

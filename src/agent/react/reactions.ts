@@ -1,0 +1,178 @@
+/**
+ * Reactions: what happens after a fact is stored (webhooks, A2A push), run from the log with checkpoints, as
+ * Emmett's reactors are. A reaction (`name`, `handle(stored)`) hears each stored fact of a session at least once, in
+ * the session's order, on the instance that owns the session:
+ * - **Live**: each fact the session stores is handed on (`stored`), after those before it were handled.
+ * - **Catch-up**: when a session opens (a restart, a takeover by the orphan sweep, any first use), the facts after
+ *   each reaction's checkpoint are read from the log and handled before the live ones. A session with no checkpoint
+ *   is caught up from the first fact stored since reactions came to this medium (`reactions-start`), among those the
+ *   open read (the log since its last compaction: nothing more is read), so an old log is never announced again.
+ * - **Checkpoints** (`{ seqs: { <reaction>: seq } }` per session, on the sessions' medium through the record store)
+ *   are written once a turn's facts were handled when a reaction acted (its `handle` answered `true`: it wrote
+ *   something), and when the session closes if they moved: a turn nothing reacted to writes nothing. A fact is handed
+ *   on again only after a crash between its store and its checkpoint: `handle` is idempotent per fact (its
+ *   deliveries' ids derive from the fact), so nothing is sent twice.
+ * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact, so the next catch-up (the
+ *   next open) tries it again. `settled()` resolves once every fact handed on so far was handled and the checkpoint
+ *   they moved is written: the session's open-turn mark, which sends a restart here, is removed only then.
+ */
+import { z } from 'zod';
+import type { Logger } from '../../log/index.ts';
+import { records, type StoreEvent, type StoredEvent } from '../../store/index.ts';
+import type { SessionStoredEvent } from '../frames.ts';
+
+export interface Reaction {
+  /** Names its checkpoint: keep it across releases. */
+  readonly name: string;
+  /** Handles one fact; `true` when it acted (wrote something a crash must not lose). Idempotent per fact. */
+  handle(stored: SessionStoredEvent): Promise<boolean> | boolean;
+}
+
+/** One session's side of the reactions (what the session calls). */
+export interface SessionReactions {
+  /**
+   * Catches up from the checkpoints before any live fact is handled: `loaded` is what the session read at open (its
+   * log from some seq to `lastSeq`), `read(since)` reads what lies before it when a checkpoint is older.
+   */
+  catchUp(opened: OpenedLog): void;
+  /** A fact the session stored (in its order). */
+  stored(stored: SessionStoredEvent): void;
+  /**
+   * Resolves once everything handed on was handled and the checkpoint it moved is written, including what is handed
+   * on while it waits (a caller may ask before the fact it cares about is handed on, in the same tick): true when every
+   * reaction is up to date, false when one is stuck on a fact it failed (the next open retries it). Never rejects.
+   */
+  settled(): Promise<boolean>;
+  /** Settles, then writes the checkpoint if it moved since the last write. */
+  close(): Promise<void>;
+}
+
+/** What a session read of its log when it opened. */
+export interface OpenedLog {
+  loaded: readonly SessionStoredEvent[];
+  lastSeq: number;
+  read: (since: number) => Promise<StoredEvent<StoreEvent>[]>;
+}
+
+/** The facts after `since`: from what was loaded when it covers them, else read. */
+async function factsAfter({ loaded, read }: OpenedLog, since: number): Promise<SessionStoredEvent[]> {
+  const first = loaded[0]?.seq;
+  if (first !== undefined && first <= since + 1) return loaded.filter((s) => s.seq > since);
+  return (await read(since)) as SessionStoredEvent[];
+}
+
+const CHECKPOINTS = 'reaction-checkpoints';
+const START = 'reaction-start';
+const checkpointSchema = z.object({ seqs: z.record(z.string(), z.number()) });
+const startSchema = z.object({ at: z.number() });
+
+const endsTurn = (s: SessionStoredEvent) => s.event.type === 'response' || s.event.type === 'turnFailed';
+
+export interface ReactionsDeps {
+  reactions: readonly Reaction[];
+  records: records.RecordStore;
+  log: Logger;
+  now: () => number;
+}
+
+export function createReactions(deps: ReactionsDeps) {
+  const { reactions, log } = deps;
+  const checkpoints = records.collection(deps.records, { ns: CHECKPOINTS, schema: checkpointSchema, log });
+  const starts = records.collection(deps.records, { ns: START, schema: startSchema, log });
+  let startedAt: Promise<number> | undefined;
+  /** When reactions came to this medium: the first instance to ask records it. */
+  const reactionsStart = () =>
+    (startedAt ??= (async () => {
+      await starts.put('start', { at: deps.now() }, { ifVersion: 0 });
+      return (await starts.get('start'))?.value.at ?? 0;
+    })());
+
+  function forSession(sessionId: string): SessionReactions {
+    /** Each reaction's last handled seq, and what was last written. */
+    const seqs: Record<string, number> = {};
+    /** Reactions that failed a fact since the session opened: they handle nothing more until it opens again. */
+    const stuck = new Set<string>();
+    let written = '';
+    let acted = false;
+    let chain: Promise<void> = Promise.resolve();
+    const queue = (work: () => Promise<void>) => {
+      chain = chain.then(work).catch((err: unknown) => log.error({ err, sessionId }, 'reactions: a step failed'));
+    };
+    const handleOne = async (s: SessionStoredEvent) => {
+      for (const r of reactions) {
+        if (stuck.has(r.name) || (seqs[r.name] ?? 0) >= s.seq) continue;
+        try {
+          if (await r.handle(s)) acted = true;
+          seqs[r.name] = s.seq;
+        } catch (err) {
+          log.error(
+            { err, sessionId, reaction: r.name, seq: s.seq },
+            'reactions: a fact was not handled; retried at the next open',
+          );
+          seqs[r.name] = Math.min(seqs[r.name] ?? 0, s.seq - 1);
+          stuck.add(r.name);
+        }
+      }
+    };
+    const write = async () => {
+      const value = JSON.stringify(seqs);
+      if (value === written || value === '{}') return;
+      await checkpoints.put(sessionId, { seqs: { ...seqs } });
+      written = value;
+      acted = false;
+    };
+    /** Waits until the chain stops growing: a fact handed on while waiting (the one just stored) is waited for too. */
+    async function settled(): Promise<boolean> {
+      for (let seen = chain; ; seen = chain) {
+        await seen;
+        if (seen === chain) return stuck.size === 0;
+      }
+    }
+    return {
+      catchUp(opened) {
+        if (reactions.length === 0) return;
+        const { lastSeq } = opened;
+        queue(async () => {
+          const kept = (await checkpoints.get(sessionId))?.value.seqs;
+          if (kept) written = JSON.stringify(kept);
+          // A reaction the checkpoint does not name yet starts now; with no checkpoint, at the reactions' start.
+          for (const r of reactions) seqs[r.name] = kept ? (kept[r.name] ?? lastSeq) : 0;
+          const since = Math.min(...reactions.map((r) => seqs[r.name] ?? 0));
+          if (since >= lastSeq) return;
+          let facts = kept ? await factsAfter(opened, since) : opened.loaded;
+          if (!kept) {
+            const start = await reactionsStart();
+            facts = facts.filter((f) => Date.parse(f.ts) >= start);
+            const before = (facts[0]?.seq ?? lastSeq + 1) - 1; // what came before the start is not news
+            for (const r of reactions) seqs[r.name] = before;
+          }
+          for (const s of facts) await handleOne(s);
+          if (acted) await write();
+        });
+      },
+      stored(s) {
+        if (reactions.length === 0) return;
+        queue(async () => {
+          await reactionsStart(); // recorded before the first fact it covers is handled (once per process)
+          await handleOne(s);
+          if (acted && endsTurn(s)) await write();
+        });
+      },
+      settled,
+      async close() {
+        queue(write);
+        await settled();
+      },
+    };
+  }
+
+  return {
+    /** Records when reactions came to this medium, if no instance did before (else the first live fact does). */
+    open: async (): Promise<void> => void (reactions.length > 0 && (await reactionsStart())),
+    forSession,
+    /** The session was deleted: its checkpoint goes with it. */
+    forget: (sessionId: string): Promise<boolean> =>
+      reactions.length === 0 ? Promise.resolve(false) : checkpoints.delete(sessionId),
+  };
+}
+export type Reactions = ReturnType<typeof createReactions>;

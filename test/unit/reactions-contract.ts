@@ -1,0 +1,165 @@
+/**
+ * The reactions' contract (src/agent/react/reactions.ts), run on every record-store engine their checkpoints can live
+ * on (reactions.test.ts): live facts handled once in order, checkpoints written when a reaction acted, a catch-up after
+ * a crash handles only what the checkpoint does not cover, a failed fact is retried at the next open, and a session's
+ * checkpoint goes with it.
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createReactions, type Reaction, type SessionStoredEvent } from '../../src/agent/index.ts';
+import type { RecordStore } from '../../src/store/records/index.ts';
+import { facts, stored } from '../support/facts.ts';
+
+const log = pino({ level: 'silent' });
+
+export interface ReactionsMedium {
+  store: RecordStore;
+  /** The medium as another process sees it after this one died (a new store over it). */
+  reopen: () => RecordStore;
+}
+
+/** A reaction that records what it handled; it acts on responses, and throws on the seqs in `failing`. */
+function recording(name = 'hooks', failing = new Set<number>()) {
+  const handled: number[] = [];
+  const reaction: Reaction = {
+    name,
+    handle(s) {
+      if (failing.has(s.seq)) throw new Error(`cannot handle ${s.seq}`);
+      handled.push(s.seq);
+      return s.event.type === 'response';
+    },
+  };
+  return { reaction, handled, failing };
+}
+
+let clockAt = Date.parse('2026-11-28T10:00:00Z');
+const now = () => clockAt;
+const at = (ms: number) => new Date(ms).toISOString();
+
+/** A turn's two facts in session `id` from `seq`, stored now. */
+const turn = (id: string, seq: number, turnId: string): SessionStoredEvent[] => [
+  stored(facts.user(turnId), seq, at(clockAt), id),
+  stored(facts.response(turnId, 'done'), seq + 1, at(clockAt), id),
+];
+
+const opened = (loaded: SessionStoredEvent[], log: SessionStoredEvent[] = loaded) => ({
+  loaded,
+  lastSeq: loaded.at(-1)?.seq ?? 0,
+  read: (since: number) => Promise.resolve(log.filter((s) => s.seq > since)),
+});
+
+export function reactionsContract(engine: string, medium: () => Promise<ReactionsMedium>) {
+  describe(`reactions on the ${engine} record store`, () => {
+    const open = async (store: RecordStore, ...reactions: Reaction[]) => {
+      await store.open();
+      const r = createReactions({ reactions, records: store, log, now });
+      await r.open();
+      return r;
+    };
+
+    it('hand each live fact on once, in order, and keep a checkpoint once a reaction acted', async () => {
+      const { store, reopen } = await medium();
+      const hooks = recording();
+      const reactions = await open(store, hooks.reaction);
+      const session = reactions.forSession('live');
+      session.catchUp(opened([]));
+      const facts = turn('live', 1, 't1');
+      for (const f of facts) session.stored(f);
+      expect(await session.settled()).toBe(true);
+      expect(hooks.handled).toEqual([1, 2]);
+      await store.close();
+      // A process that opens the session later hears nothing again: the checkpoint covers both.
+      const again = recording();
+      const next = await open(reopen(), again.reaction);
+      const later = next.forSession('live');
+      later.catchUp(opened(facts));
+      expect(await later.settled()).toBe(true);
+      expect(again.handled).toEqual([]);
+    });
+
+    it('catch up after a crash: only the facts after the checkpoint, once', async () => {
+      const { store, reopen } = await medium();
+      const first = recording();
+      const one = (await open(store, first.reaction)).forSession('crash');
+      one.catchUp(opened([]));
+      const before = turn('crash', 1, 't1');
+      for (const f of before) one.stored(f);
+      await one.settled();
+      // The next turn is stored, but the process dies before its facts are handed on (and its checkpoint written).
+      const lost = turn('crash', 3, 't2');
+      await store.close();
+      const second = recording();
+      const two = (await open(reopen(), second.reaction)).forSession('crash');
+      two.catchUp(opened([...before, ...lost]));
+      expect(await two.settled()).toBe(true);
+      expect(second.handled).toEqual([3, 4]);
+    });
+
+    it('a fact a reaction failed is retried at the next open, and the others go on', async () => {
+      const { store, reopen } = await medium();
+      const failing = recording('hooks', new Set([2]));
+      const other = recording('push');
+      const session = (await open(store, failing.reaction, other.reaction)).forSession('fails');
+      session.catchUp(opened([]));
+      const facts = turn('fails', 1, 't1');
+      for (const f of facts) session.stored(f);
+      expect(await session.settled()).toBe(false); // stuck: the session's open-turn mark stays
+      await session.close();
+      expect(failing.handled).toEqual([1]);
+      expect(other.handled).toEqual([1, 2]);
+      await store.close();
+      const retried = recording('hooks');
+      const pushAgain = recording('push');
+      const next = (await open(reopen(), retried.reaction, pushAgain.reaction)).forSession('fails');
+      next.catchUp(opened(facts));
+      expect(await next.settled()).toBe(true);
+      expect(retried.handled).toEqual([2]);
+      expect(pushAgain.handled).toEqual([]);
+    });
+
+    it('a log older than the reactions is not announced: a session with no checkpoint starts at their start', async () => {
+      const { store } = await medium();
+      const old = turn('old', 1, 't1').map((f) => ({ ...f, ts: at(clockAt - 60_000) }));
+      const hooks = recording();
+      const reactions = await open(store, hooks.reaction);
+      const session = reactions.forSession('old');
+      clockAt += 1_000;
+      const fresh = turn('old', 3, 't2');
+      session.catchUp(opened([...old, ...fresh]));
+      expect(await session.settled()).toBe(true);
+      expect(hooks.handled).toEqual([3, 4]);
+    });
+
+    it('read what lies before a compacted open when the checkpoint is older', async () => {
+      const { store, reopen } = await medium();
+      const first = recording();
+      const one = (await open(store, first.reaction)).forSession('compacted');
+      one.catchUp(opened([]));
+      const all = [...turn('compacted', 1, 't1'), ...turn('compacted', 3, 't2'), ...turn('compacted', 5, 't3')];
+      for (const f of all.slice(0, 2)) one.stored(f);
+      await one.settled();
+      await store.close();
+      const second = recording();
+      const two = (await open(reopen(), second.reaction)).forSession('compacted');
+      two.catchUp(opened(all.slice(4), all)); // the open read from seq 5 only
+      expect(await two.settled()).toBe(true);
+      expect(second.handled).toEqual([3, 4, 5, 6]);
+    });
+
+    it("forget a deleted session's checkpoint", async () => {
+      const { store, reopen } = await medium();
+      const hooks = recording();
+      const reactions = await open(store, hooks.reaction);
+      const session = reactions.forSession('gone');
+      session.catchUp(opened([]));
+      for (const f of turn('gone', 1, 't1')) session.stored(f);
+      await session.close();
+      expect(await reactions.forget('gone')).toBe(true);
+      await store.close();
+      const after = reopen();
+      await after.open();
+      expect(await after.get('reaction-checkpoints', 'gone')).toBeUndefined();
+      await after.close();
+    });
+  });
+}
