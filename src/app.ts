@@ -151,6 +151,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const scheduler = createScheduler({
     ...scheduleParts,
     bus,
+    turns: { steps: (key, turnId) => follower.steps(key, turnId) }, // the follower is made below
     clock,
     log: log.child({ component: 'schedules' }),
     metrics: metrics.schedules,
@@ -261,8 +262,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     a2aPush,
     async open() {
       await store.open();
-      await recordStore.open();
-      await reactions.open();
+      await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
       await identify();
       await secrets.open();
       await cluster?.open();

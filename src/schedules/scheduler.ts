@@ -2,7 +2,7 @@
  * The scheduler: fires each schedule's ticks as ordinary turns (`agent.sendMessage`, as `POST /api/message` does).
  * - A fire is claimed in the store (recorded, durably) before its message is sent; a claim lost to another instance
  *   or to an earlier run of this one is not sent. On start, fires claimed but never sent (older than
- *   `recoverAfterMs`) are sent once (not at all when their session's log holds them: send-fire.ts); `catchUp: last`
+ *   `recoverAfterMs`) are sent once (with the same turn id: a session that stored it answers `duplicate`, send-fire.ts); `catchUp: last`
  *   fires the latest tick missed since the last recorded one.
  * - `overlap: skip`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is
  *   recorded `skipped`; `queue` sends it anyway (the session queues it behind the running turn).
@@ -14,7 +14,7 @@
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import { followSent, previousRunUnfinished } from './overlap.ts';
+import { followSent, previousRunUnfinished, type TurnReader } from './overlap.ts';
 import { sendFire } from './send-fire.ts';
 import { recover } from './recovery.ts';
 import { recordEnd, type EndDeps, type TurnEnd } from './fire-ends.ts';
@@ -27,6 +27,8 @@ import { ticksOf, type Ticks } from './ticks.ts';
 export interface SchedulerOptions {
   store: ScheduleStore;
   bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'> & Pick<EndDeps['bus'], 'onSession'>;
+  /** A turn's stored facts, through its session's turn index (the agent's turn follower): how an unheard end is found. */
+  turns: TurnReader;
   clock: Clock;
   log: Logger;
   metrics?: ScheduleMetrics;
@@ -50,7 +52,7 @@ export type Scheduler = ReturnType<typeof createScheduler>;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function createScheduler(options: SchedulerOptions) {
-  const { store, bus, clock, log, metrics } = options;
+  const { store, bus, turns, clock, log, metrics } = options;
   const random = options.random ?? Math.random;
   const armed = new Map<string, Armed>();
   const pending = new Set<Promise<unknown>>();
@@ -71,14 +73,13 @@ export function createScheduler(options: SchedulerOptions) {
     armed.set(schedule.id, { schedule, ticks, next: ticks.next(from) });
   }
 
-  const send = (schedule: StoredSchedule, plannedAt: number, resent = false) =>
-    sendFire({ ...endDeps, bus }, schedule, plannedAt, resent);
+  const send = (schedule: StoredSchedule, plannedAt: number) => sendFire({ ...endDeps, bus }, schedule, plannedAt);
 
   /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
   async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
     const settle = (run: FireRecord, end: TurnEnd) => recordEnd(endDeps, run, end);
     const held =
-      schedule.overlap === 'skip' && (await previousRunUnfinished(store, bus, schedule, clock.now(), settle));
+      schedule.overlap === 'skip' && (await previousRunUnfinished(store, turns, schedule, clock.now(), settle));
     if (!(await store.claim(schedule.id, plannedAt))) return;
     if (held) {
       metrics?.skips.inc();
@@ -137,9 +138,9 @@ export function createScheduler(options: SchedulerOptions) {
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
       const recovery = {
         ...{ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, fire, arm },
-        send: (schedule: StoredSchedule, plannedAt: number) => send(schedule, plannedAt, true),
+        send,
       };
-      await recover({ ...recovery, followSent: (s) => followSent(endDeps, bus, s) }, configured);
+      await recover({ ...recovery, followSent: (s) => followSent(endDeps, turns, s) }, configured);
       stopped = !timers;
       loop();
     },

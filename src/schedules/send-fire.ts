@@ -1,13 +1,13 @@
 /**
  * Sending one claimed fire: its message as turn `fireTurnId(schedule, tick)` (the same on every start), then the fire
  * recorded `sent` with its session and turn (its end followed: fire-ends.ts), or `failed` with the reason. A fire
- * `resent` (claimed by an earlier start that never recorded it sent) is first looked for in its session's log: its
- * message may have been stored just before that start died, and is then not sent again.
+ * claimed by an earlier start that never recorded it sent is sent again with the same turn id: if its message was
+ * stored just before that start died, the session answers `duplicate` and runs nothing.
  */
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import { watchEnds, type EndDeps } from './fire-ends.ts';
-import { fireTurnId, runSessionKey, turnInLog } from './overlap.ts';
+import { fireTurnId, runSessionKey } from './overlap.ts';
 import type { FireRecord, StoredSchedule } from './store-types.ts';
 import { fillTemplate } from './ticks.ts';
 
@@ -15,7 +15,7 @@ export type SendDeps = EndDeps & { bus: EndDeps['bus'] & Pick<Bus<AgentCommands,
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export async function sendFire(deps: SendDeps, schedule: StoredSchedule, plannedAt: number, resent = false) {
+export async function sendFire(deps: SendDeps, schedule: StoredSchedule, plannedAt: number) {
   const { bus, store, clock, log, metrics } = deps;
   const base: FireRecord = { scheduleId: schedule.id, status: 'claimed', plannedAt: iso(plannedAt) };
   const session = fillTemplate(schedule.session, schedule.id, plannedAt);
@@ -23,15 +23,11 @@ export async function sendFire(deps: SendDeps, schedule: StoredSchedule, planned
   const firedAt = clock.now();
   const ends = watchEnds(deps, key);
   try {
-    const id = fireTurnId(schedule.id, plannedAt);
-    const { turnId } =
-      resent && (await turnInLog(bus, key, id))
-        ? { turnId: id }
-        : await bus.execute('agent.sendMessage', {
-            sessionId: key,
-            turnId: id,
-            content: fillTemplate(schedule.message, schedule.id, plannedAt),
-          });
+    const { turnId } = await bus.execute('agent.sendMessage', {
+      sessionId: key,
+      turnId: fireTurnId(schedule.id, plannedAt),
+      content: fillTemplate(schedule.message, schedule.id, plannedAt),
+    });
     const fire: FireRecord = { ...base, status: 'sent', session, turnId, firedAt: iso(firedAt) };
     await store.update(fire);
     ends.follow(fire);

@@ -52,9 +52,7 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
   describe(`reactions on the ${engine} record store`, () => {
     const open = async (store: RecordStore, ...reactions: Reaction[]) => {
       await store.open();
-      const r = createReactions({ reactions, records: store, log, now });
-      await r.open();
-      return r;
+      return createReactions({ reactions, records: store, log, now });
     };
 
     it('hand each live fact on once, in order, and keep a checkpoint once a reaction acted', async () => {

@@ -142,6 +142,7 @@ const waiter = {
 const schedules = createScheduler({
   store: createMemoryScheduleStore(),
   bus,
+  turns: { steps: () => Promise.resolve([]) },
   clock: { now: () => Date.parse(at) },
   log: pino({ level: 'silent' }),
 });

@@ -1,4 +1,6 @@
 import { EVENT_VERSION, type SessionEvent } from '../../src/conversation/session-events.ts';
+import type { SessionStoredEvent } from '../../src/agent/index.ts';
+import { factStep } from '../../src/agent/follow/steps.ts';
 import { describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import { createBus } from '../../src/bus/index.ts';
@@ -25,31 +27,46 @@ const USAGE = { promptTokens: 5, completionTokens: 2, totalTokens: 7 };
 /** What the agent did, kept across the harnesses of one test (the scheduler restarted over one store and log). */
 interface Agent {
   sent: { sessionId: string; content: string; turnId: string }[];
-  /** The sessions' stored frames, as `agent.history` answers them. */
-  frames: { event: string; data: Record<string, unknown> }[];
+  /** The sessions' stored facts (what their turn indexes answer). */
+  log: SessionStoredEvent[];
 }
 
+const noTurns = { steps: () => Promise.resolve([]) };
+
 /**
- * A scheduler on a fake clock whose agent answers every message with a turn that ends when the test says: `end(i)`
- * stores the turn's response and emits it; `quiet` only stores it (it ended while no scheduler listened).
+ * A scheduler on a fake clock whose agent stands in for the sessions: a message runs as the turn it names unless the
+ * session stored that turn already (then it answers `duplicate`, as decide does); `end(i)` stores the turn's response
+ * and emits it; `quiet` only stores it (it ended while no scheduler listened).
  */
-function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agent = { sent: [], frames: [] }) {
+function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agent = { sent: [], log: [] }) {
   const clock = { t: T0, now: () => clock.t };
   const bus = createBus<AppCommands, AppEvents>({ log });
   const { sent } = agent;
+  const storedFact = (sessionId: string, event: SessionEvent): SessionStoredEvent => {
+    const s = { sessionId, seq: agent.log.length + 1, ts: new Date(clock.t).toISOString(), event };
+    agent.log.push(s);
+    return s;
+  };
   bus.handle('agent.sendMessage', ({ payload }) => {
-    const turnId = `turn-${sent.length + 1}`;
+    const turnId = payload.turnId ?? `turn-${sent.length + 1}`;
+    const known = agent.log.some(
+      (s) => s.sessionId === payload.sessionId && 'turnId' in s.event && s.event.turnId === turnId,
+    );
+    if (known) return { turnId, queued: false, duplicate: true };
     sent.push({ sessionId: payload.sessionId, content: payload.content, turnId });
+    storedFact(payload.sessionId, { v: EVENT_VERSION, type: 'userMessage', turnId, content: payload.content });
     return { turnId, queued: false };
   });
-  bus.handle('agent.history', ({ payload }) => ({
-    frames: agent.frames.filter((f) => f.data.sessionId === payload.sessionId) as never,
-    lastSeq: agent.frames.length,
-  }));
+  const turns = {
+    steps: (sessionId: string, turnId: string) =>
+      Promise.resolve(
+        agent.log
+          .filter((s) => s.sessionId === sessionId && 'turnId' in s.event && s.event.turnId === turnId)
+          .map(factStep),
+      ),
+  };
   const end = (i: number, quiet = false) => {
     const s = sent[i]!;
-    const response = { content: 'ok', sessionId: s.sessionId, turnId: s.turnId, seq: 1, model: 'm', usage: USAGE };
-    agent.frames.push({ event: 'response', data: response });
     const event: SessionEvent = {
       v: EVENT_VERSION,
       type: 'response',
@@ -59,9 +76,10 @@ function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agen
       model: 'm',
       usage: USAGE,
     };
-    if (!quiet) bus.emit('agent.stored', { sessionId: s.sessionId, seq: 1, ts: new Date(0).toISOString(), event });
+    const fact = storedFact(s.sessionId, event);
+    if (!quiet) bus.emit('agent.stored', fact);
   };
-  const scheduler = createScheduler({ store, bus, clock, log, random: () => 0 });
+  const scheduler = createScheduler({ store, bus, turns, clock, log, random: () => 0 });
   return { clock, sent, end, scheduler, store, agent };
 }
 
@@ -177,7 +195,7 @@ describe('scheduler', () => {
     const h = harness(store);
     await h.scheduler.start([], false);
     expect(h.sent).toHaveLength(1);
-    expect((await store.runs('s1', 1))[0]).toMatchObject({ status: 'sent', turnId: 'turn-1' });
+    expect((await store.runs('s1', 1))[0]).toMatchObject({ status: 'sent', turnId: fireTurnId('s1', T0 - 1000) });
     const again = harness(store);
     await again.scheduler.start([], false);
     expect(again.sent).toHaveLength(0);
@@ -189,7 +207,11 @@ describe('scheduler', () => {
     await store.saveSchedule(s);
     await store.claim('s1', T0 - 1000);
     const turnId = fireTurnId('s1', T0 - 1000);
-    const agent: Agent = { sent: [], frames: [{ event: 'userMessage', data: { sessionId: 'schedule-s1', turnId } }] };
+    const message: SessionEvent = { v: EVENT_VERSION, type: 'userMessage', turnId, content: 'tick' };
+    const agent: Agent = {
+      sent: [],
+      log: [{ sessionId: 'schedule-s1', seq: 1, ts: new Date(T0).toISOString(), event: message }],
+    };
     const h = harness(store, agent);
     await h.scheduler.start([], false);
     expect(h.sent).toHaveLength(0);
@@ -233,7 +255,7 @@ describe('scheduler', () => {
     second.clock.t = T0 + 2500;
     await second.scheduler.start([s], false);
     await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'finished']);
-    expect((await store.runs('s1', 10))[1]).toMatchObject({ turnId: 'turn-1', usage: USAGE });
+    expect((await store.runs('s1', 10))[1]).toMatchObject({ turnId: first.sent[0]!.turnId, usage: USAGE });
     second.end(1);
     await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['finished', 'finished']);
   });
@@ -258,14 +280,14 @@ describe('scheduler', () => {
 
   it('waits a random part of jitterMs after the tick before sending', async () => {
     const store = createMemoryScheduleStore();
-    const agent: Agent = { sent: [], frames: [] };
+    const agent: Agent = { sent: [], log: [] };
     const clock = { t: T0, now: () => clock.t };
     const bus = createBus<AppCommands, AppEvents>({ log });
     bus.handle('agent.sendMessage', ({ payload }) => {
       agent.sent.push({ sessionId: payload.sessionId, content: payload.content, turnId: 't' });
       return { turnId: 't', queued: false };
     });
-    const scheduler = createScheduler({ store, bus, clock, log, random: () => 0.5 });
+    const scheduler = createScheduler({ store, bus, turns: noTurns, clock, log, random: () => 0.5 });
     await scheduler.start([schedule({ everyMs: 1000, jitterMs: 400 })], false);
     clock.t = T0 + 1000;
     const started = performance.now();
@@ -290,6 +312,7 @@ describe('scheduler', () => {
       const shared = createScheduler({
         store: createMemoryScheduleStore(),
         bus: createBus<AppCommands, AppEvents>({ log }),
+        turns: noTurns,
         clock: h.clock,
         log,
         shared: true,

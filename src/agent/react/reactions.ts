@@ -81,9 +81,9 @@ export function createReactions(deps: ReactionsDeps) {
   const starts = records.collection(deps.records, { ns: START, schema: startSchema, log });
   let startedAt: Promise<number> | undefined;
   /** When reactions came to this medium: the first instance to ask records it. */
-  const reactionsStart = () =>
+  const reactionsStart = (at = deps.now()) =>
     (startedAt ??= (async () => {
-      await starts.put('start', { at: deps.now() }, { ifVersion: 0 });
+      await starts.put('start', { at }, { ifVersion: 0 });
       return (await starts.get('start'))?.value.at ?? 0;
     })());
 
@@ -153,7 +153,7 @@ export function createReactions(deps: ReactionsDeps) {
       stored(s) {
         if (reactions.length === 0) return;
         queue(async () => {
-          await reactionsStart(); // recorded before the first fact it covers is handled (once per process)
+          await reactionsStart(Date.parse(s.ts)); // recorded (once per medium) with the first fact it covers
           await handleOne(s);
           if (acted && endsTurn(s)) await write();
         });
@@ -167,8 +167,6 @@ export function createReactions(deps: ReactionsDeps) {
   }
 
   return {
-    /** Records when reactions came to this medium, if no instance did before (else the first live fact does). */
-    open: async (): Promise<void> => void (reactions.length > 0 && (await reactionsStart())),
     forSession,
     /** The session was deleted: its checkpoint goes with it. */
     forget: (sessionId: string): Promise<boolean> =>
