@@ -8,8 +8,8 @@
  *   the task stood at that fact (its fixed body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the
  *   config, the task and the fact's seq, so every announcement of one fact, from any instance, makes one delivery.
  *   A task without a config costs no read of the store (one on redis: config-index.ts).
- * - A push delivery is told apart by its `webhookId`, `a2a-push/<configId>` (no webhook id holds a `/`), and
- *   carries `push: { sessionKey, turnId, taskId, configId }`.
+ * - A push delivery says so (`kind: 'a2a-push'`; one kept before kinds came is told by its `webhookId` prefix,
+ *   `a2a-push/`, which it keeps for its listing) and carries `push: { sessionKey, turnId, taskId, configId }`.
  * - `target.request(d, at)` builds an attempt's request (request.ts), its JWT signed at `at`; `undefined` when the
  *   config was deleted meanwhile (the dispatcher fails the delivery then, as for a removed webhook).
  */
@@ -53,7 +53,8 @@ const ANNOUNCED: Partial<Record<TaskState, WebhookEventType>> = {
   'input-required': 'question.asked',
 };
 
-export const isPushDelivery = (d: Delivery): d is PushDelivery => d.webhookId.startsWith(PUSH_WEBHOOK_PREFIX);
+export const isPushDelivery = (d: Delivery): d is PushDelivery =>
+  d.kind === 'a2a-push' || (d.kind === undefined && d.webhookId.startsWith(PUSH_WEBHOOK_PREFIX));
 
 const deliveryId = (configId: string, eventId: string) =>
   `a2a_${createHash('sha256').update(`${configId}\n${eventId}`).digest('hex').slice(0, 32)}`;
@@ -97,7 +98,8 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
     for (const config of configs) {
       if (config.setAt !== undefined && ts < config.setAt) continue; // a fact before the config: not its news
       const d: PushDelivery = {
-        ...{ id: deliveryId(config.id, eventId), webhookId: `${PUSH_WEBHOOK_PREFIX}${config.id}`, eventId, type },
+        ...{ kind: 'a2a-push', id: deliveryId(config.id, eventId), webhookId: `${PUSH_WEBHOOK_PREFIX}${config.id}` },
+        ...{ eventId, type },
         ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now },
         body: notificationBody(encodeTask(view, config.version), config),
         push: { sessionKey, turnId, taskId: taskIdOf(contextId, turnId), configId: config.id },

@@ -14,7 +14,7 @@ export const webhookRecordOf = ({ hook, source }: Held): WebhookRecord => {
 };
 
 const deliveryRecordOf = (d: Delivery): DeliveryRecord => {
-  const { body: _body, createdAt, nextAttemptAt, deliveredAt, ...rest } = d;
+  const { body: _body, kind: _kind, createdAt, nextAttemptAt, deliveredAt, ...rest } = d;
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     ...rest,

@@ -14,8 +14,13 @@ import { createMemorySecretStore, type Lease } from '../store/secret-store.ts';
 import type { WebhookConfig } from '../config/schema.ts';
 import type { DeliveryRecord } from './messages.ts';
 
-/** A delivery as kept: its record's fields in epoch ms, and the body every attempt sends. */
+/**
+ * A delivery as kept: its record's fields in epoch ms, the body every attempt sends, and what it is (`kind`): a
+ * webhook's (absent in deliveries kept before kinds came: those are a webhook's unless their `webhookId` starts with
+ * `a2a-push/`) or an A2A push notification's.
+ */
 export interface Delivery extends Omit<DeliveryRecord, 'createdAt' | 'nextAttemptAt' | 'deliveredAt'> {
+  kind?: 'webhook' | 'a2a-push';
   createdAt: number;
   nextAttemptAt: number;
   deliveredAt?: number;

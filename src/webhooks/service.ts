@@ -60,7 +60,7 @@ async function keepDeliveries(
   for (const { hook } of hooks) {
     if (!wants(hook, e, e.data)) continue;
     const d: Delivery = {
-      ...{ id: deliveryId(hook.id, e.id), webhookId: hook.id, eventId: e.id, type: e.type },
+      ...{ kind: 'webhook', id: deliveryId(hook.id, e.id), webhookId: hook.id, eventId: e.id, type: e.type },
       ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now, body },
     };
     if (await outbox.add(d)) added = true;

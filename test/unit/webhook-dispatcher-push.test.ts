@@ -9,6 +9,7 @@ import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createDispatcher, type PushTarget } from '../../src/webhooks/dispatcher.ts';
 import { createMemoryOutbox, type Delivery } from '../../src/webhooks/outbox-store.ts';
+import { isPushDelivery } from '../../src/a2a-push/index.ts';
 
 let receiver: Server;
 let url = '';
@@ -31,6 +32,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 const delivery = (id: string): Delivery => ({
+  kind: 'a2a-push',
   ...{ id, webhookId: `a2a-push/${id}`, eventId: `e-${id}`, type: 'turn.completed', body: `{"n":"${id}"}` },
   ...{ status: 'pending', attempts: 0, createdAt: Date.now(), nextAttemptAt: Date.now() },
 });
@@ -39,7 +41,7 @@ async function dispatched(gone: string[]) {
   const outbox = createMemoryOutbox();
   await outbox.open();
   const target: PushTarget = {
-    owns: (d) => d.webhookId.startsWith('a2a-push/'),
+    owns: isPushDelivery,
     retryScheduleMs: [60_000],
     timeoutMs: 2_000,
     request: (d) =>
@@ -56,6 +58,17 @@ async function dispatched(gone: string[]) {
 const deps = { clock: systemClock, log: createLogger('silent'), pollMs: 60_000 };
 
 describe('the dispatcher and push deliveries', () => {
+  it('tells a push delivery by its kind, and one kept before kinds came by its webhook id', () => {
+    const { kind: _kind, ...legacy } = delivery('old');
+    expect([delivery('p').kind, isPushDelivery(delivery('p')), isPushDelivery(legacy)]).toEqual([
+      'a2a-push',
+      true,
+      true,
+    ]);
+    expect(isPushDelivery({ ...delivery('w'), kind: 'webhook', webhookId: 'hook' })).toBe(false);
+    expect(isPushDelivery({ ...legacy, webhookId: 'hook' })).toBe(false);
+  });
+
   it('sends the request the push target builds, and fails one whose config is gone', async () => {
     const { outbox, dispatcher } = await dispatched(['p2']);
     await outbox.add(delivery('p1'));
