@@ -20,7 +20,9 @@ describe('memory tools in the agent file', () => {
     expect(
       parseConfig({ llm, memory: {}, a2aAgents: { memory: { url: 'https://agent.example/' } } }).a2aAgents,
     ).toHaveProperty('memory');
-    expect(() => parseConfig({ llm, mcpServers: { [MEMORY_SERVER_ID]: stdio } })).toThrow(/mcpServers.agentd:memory: Invalid key/);
+    expect(() => parseConfig({ llm, mcpServers: { [MEMORY_SERVER_ID]: stdio } })).toThrow(
+      /mcpServers.agentd:memory: Invalid key/,
+    );
     expect(MEMORY_SERVER_ID).toBe('agentd:memory');
   });
 
