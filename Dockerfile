@@ -29,7 +29,10 @@ RUN npm run build \
 
 # ---- runtime: compiled JS and production dependencies, run as an unprivileged user
 FROM ${NODE_IMAGE}
+# XDG_DATA_HOME=/data: an agent file mounted without storage.dir keeps its sessions in the volume too
+# (/data/agentd/<file name>-<hash>/sessions), not in the user's home.
 ENV NODE_ENV=production \
+    XDG_DATA_HOME=/data \
     AGENTD_LLM_PROVIDER=openai \
     AGENTD_LLM_BASE_URL=https://api.openai.com/v1 \
     AGENTD_LLM_MODEL=gpt-4o-mini \

@@ -27,6 +27,8 @@ export default defineConfig({
       'test/support/conformance-setup.ts',
       'test/support/package-run.ts',
       'test/support/checkout-untouched.ts',
+      // Before any worker starts: XDG_DATA_HOME names the run's own per-user data folder.
+      'test/support/user-data-untouched.ts',
     ],
     projects: [
       // Pure code: one module graph per worker process, shared by the files it runs one after another

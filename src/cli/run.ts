@@ -7,11 +7,16 @@ import { isAppError } from '../errors/index.ts';
 import { createLogger, logDestination } from '../log/index.ts';
 import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
-import type { AgentConfig } from '../config/index.ts';
+import type { AgentConfig, StorageDirChoice } from '../config/index.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
-import { listenAddress, listenFailure, noKeyHint } from './start-up.ts';
+import { listenAddress, listenFailure, logStorageDir, noKeyHint } from './start-up.ts';
 
-export async function run(options: ServeOptions, agentFile: string, validConfig: AgentConfig): Promise<void> {
+export async function run(
+  options: ServeOptions,
+  agentFile: string,
+  validConfig: AgentConfig,
+  storage?: StorageDirChoice,
+): Promise<void> {
   // With MCP on stdio, stdout carries only protocol: logs go to stderr.
   const stdio = options.mcpTransport === 'stdio';
   let config = validConfig;
@@ -30,6 +35,7 @@ export async function run(options: ServeOptions, agentFile: string, validConfig:
   const redactor = createRedactor(config);
   const root = createLogger(options.logLevel, await logDestination(options.logFormat, stdio ? 2 : 1), redactor.redact);
   const log = cluster.isWorker ? root.child({ worker: cluster.worker?.id }) : root;
+  if (storage) logStorageDir(log, storage);
   const address = listenAddress(options, config);
   const host = address.host;
   // A worker serves the port its supervisor gives it (0 for the first when the port is picked), shared with the rest.

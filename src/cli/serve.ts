@@ -9,6 +9,6 @@ import { agentFileOrExit, loadConfigOrExit } from './start-up.ts';
 export async function serve(options: ServeOptions): Promise<void> {
   const agentFile = agentFileOrExit(options);
   if (options.workers > 1 && cluster.isPrimary) return (await import('./supervise.ts')).supervise(options, agentFile);
-  const config = await loadConfigOrExit(agentFile);
-  return (await import('./run.ts')).run(options, agentFile, config);
+  const { config, storage } = await loadConfigOrExit(agentFile);
+  return (await import('./run.ts')).run(options, agentFile, config, storage);
 }

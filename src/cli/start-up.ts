@@ -1,7 +1,16 @@
 /** What serving needs before anything starts: the agent file, its config and the address; each exits 1 with the reason. */
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { ConfigError, isLoopbackHost, loadConfig, type AgentConfig } from '../config/index.ts';
+import {
+  ConfigError,
+  isLoopbackHost,
+  LEGACY_STORAGE_DIR,
+  loadAgentFile,
+  type AgentConfig,
+  type LoadedAgentFile,
+  type StorageDirChoice,
+} from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
 import { FROM_CHECKOUT } from '../package-info.ts';
 import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
 import { messageOf } from '../errors/index.ts';
@@ -19,14 +28,25 @@ export function agentFileOrExit(options: ServeOptions): string {
   process.exit(1);
 }
 
-export async function loadConfigOrExit(file: string): Promise<AgentConfig> {
+export async function loadConfigOrExit(file: string): Promise<LoadedAgentFile> {
   try {
-    return await loadConfig(file);
+    return await loadAgentFile(file);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`agentd: ${e.message}\n`);
     process.exit(1);
   }
+}
+
+/** Says at start where the sessions are kept; a legacy folder kept by default is a warning that says how to move on. */
+export function logStorageDir(log: Logger, { dir, from, userData }: StorageDirChoice): void {
+  if (from !== 'legacy') return void log.info({ storageDir: dir, from }, `sessions are kept in ${dir}`);
+  log.warn(
+    { storageDir: dir, from, userData },
+    `sessions are kept in ${dir}, the working folder's ${LEGACY_STORAGE_DIR} (the default before the per-user data ` +
+      `folder): write storage.dir: ${dir} in the agent file to keep it whatever the working folder, or move it to ` +
+      `${userData ?? 'the per-user data folder'} (docs/sessions.md#where-data-lives)`,
+  );
 }
 
 /** Where to listen: flags over config over defaults; exits 1 rather than expose an open API to the network. */

@@ -27,7 +27,7 @@ export function portForOthers(requested: number, first: ReadyMessage): number {
 }
 
 export async function supervise(options: ServeOptions, agentFile: string): Promise<void> {
-  const config = await loadConfigOrExit(agentFile);
+  const { config } = await loadConfigOrExit(agentFile);
   if (config.storage.type !== 'redis') {
     process.stderr.write(
       `agentd: --workers needs storage.type redis in ${agentFile}: the workers share sessions, streams and limits through it\n`,

@@ -2,3 +2,4 @@ export * from './schema.ts';
 export * from './load.ts';
 export * from './export.ts';
 export * from './shared.ts';
+export * from './storage-dir.ts';

@@ -4,6 +4,7 @@ import { agentConfigSchema, type AgentConfig, type McpServerConfig } from './sch
 import { expandEnv, MissingEnvError } from './env.ts';
 import { envProblem, formatProblem, schemaProblems } from './problems.ts';
 import { readYaml, type YamlSource } from './yaml-source.ts';
+import { defaultStorageDir, type DataPlace, type StorageDirChoice } from './storage-dir.ts';
 
 /** A config that cannot be used; `problems` are `path: message` lines meant for a person. */
 export class ConfigError extends Error {
@@ -50,7 +51,7 @@ const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('..
 /**
  * Paths written in an agent file resolve against its folder: `storage.dir`, `server.auth.jwt.jwksFile`,
  * `oauth.privateKeyFile`, a stdio server's `cwd`, and its `command` and `args` that start with `./` or `../`.
- * Defaults the file does not write stay relative to the working directory.
+ * (`storage.dir`'s default, when the file writes none, is `loadAgentFile`'s to choose.)
  */
 export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir: string): AgentConfig {
   const written = (doc ?? {}) as { storage?: { dir?: unknown } };
@@ -89,8 +90,21 @@ export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir:
   return { ...config, storage, mcpServers, server: { ...config.server, auth } };
 }
 
-/** Reads, parses, expands and validates a YAML agent config. Throws ConfigError for any problem. */
-export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentConfig> {
+/** An agent file's config, and where its sessions go when it keeps them in a folder (`storage.type: jsonl`). */
+export interface LoadedAgentFile {
+  config: AgentConfig;
+  storage?: StorageDirChoice;
+}
+
+/**
+ * Reads, parses, expands and validates a YAML agent config; a JSONL store the file gives no folder gets the
+ * file's own in the per-user data folder (`defaultStorageDir`, read with `env` and `place`). Throws ConfigError.
+ */
+export async function loadAgentFile(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  place: DataPlace = {},
+): Promise<LoadedAgentFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -102,5 +116,19 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
     const { at, message } = source.error;
     throw new ConfigError(file, [`${file}:${at.line}:${at.col}: not valid YAML: ${message}`]);
   }
-  return resolveRelativePaths(parseConfig(source.data, file, env, source), source.data, dirname(resolve(file)));
+  const config = resolveRelativePaths(parseConfig(source.data, file, env, source), source.data, dirname(resolve(file)));
+  if (config.storage.type !== 'jsonl') return { config };
+  const written = (source.data ?? {}) as { storage?: { dir?: unknown } };
+  if (typeof written.storage?.dir === 'string') return { config, storage: { dir: config.storage.dir, from: 'config' } };
+  const storage = defaultStorageDir(file, { env, ...place });
+  return { config: { ...config, storage: { ...config.storage, dir: storage.dir } }, storage };
+}
+
+/** `loadAgentFile`'s config alone. */
+export async function loadConfig(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  place: DataPlace = {},
+): Promise<AgentConfig> {
+  return (await loadAgentFile(file, env, place)).config;
 }

@@ -12,10 +12,13 @@ import { toolPolicySchema } from './tool-policy-schema.ts';
 import { webhooksSchema } from './webhooks-schema.ts';
 import {
   a2aAgentSchema,
+  MEMORY_SERVER_ID,
   mcpServerConfigSchema,
   serverNameSchema,
   type httpServerSchema,
 } from './tool-servers-schema.ts';
+
+export { MEMORY_SERVER_ID } from './tool-servers-schema.ts';
 
 export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provider } from './llm-schema.ts';
 
@@ -103,11 +106,19 @@ export const agentConfigSchema = z
     path: ['mcpServers'],
     message: 'no tool server may be named "client" (the server id of the tools a client runs)',
   })
-  // `memory`: the memory tools' server id (src/memory/tools.ts), by which the tool policy names them.
-  .refine((c) => !c.memory || !('memory' in c.mcpServers || 'memory' in c.a2aAgents), {
-    path: ['mcpServers'],
-    message: 'with memory on, no tool server may be named "memory" (the server id of the memory tools)',
-  })
+  // The memory tools' server id is `agentd:memory` (MEMORY_SERVER_ID), which no tool server can take; their id was
+  // `memory` before: a rule still naming that server, with no tool server of that name, meant the memory tools.
+  .refine(
+    (c) =>
+      !c.memory ||
+      'memory' in c.mcpServers ||
+      'memory' in c.a2aAgents ||
+      !c.toolPolicy.rules.some((r) => r.server === 'memory'),
+    {
+      path: ['toolPolicy', 'rules'],
+      message: `a rule names server "memory", and no tool server has that name: the built-in memory tools' server is "${MEMORY_SERVER_ID}"`,
+    },
+  )
   .refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {
     path: ['server', 'limits', 'store'],
     message: 'server.limits.store "redis" needs storage.type "redis" (its URL is the one the limits use)',

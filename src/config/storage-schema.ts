@@ -1,6 +1,7 @@
 /** `storage`: where session logs are kept (jsonl, memory or redis). */
 import { z } from 'zod';
 import { positiveInt } from './numbers.ts';
+import { LEGACY_STORAGE_DIR } from './storage-dir.ts';
 
 const maxSessionsInMemory = positiveInt(1000).describe(
   'Sessions held in memory at most: the least recently used idle one leaves first (idle ones leave after a minute anyway) and is read back from its log when used again.',
@@ -12,9 +13,11 @@ export const storageSchema = z.discriminatedUnion('type', [
       type: z.literal('jsonl'),
       dir: z
         .string()
-        .default('./data/sessions')
+        .optional()
+        // An inline config (no agent file) keeps the old default; loadConfig puts an agent file's own in its place.
+        .transform((dir) => dir ?? LEGACY_STORAGE_DIR)
         .describe(
-          "The sessions' folder: written in the file, relative to the file's folder; the default, relative to the working folder. One agentd at a time uses it (a second one exits 1 naming the first).",
+          "The sessions' folder, relative to the agent file's folder. One agentd at a time uses it (a second one exits 1 naming the first). Unset, it is a folder of the agent file's own in the per-user data folder `<data>`: `$XDG_DATA_HOME/agentd`, else `~/.local/share/agentd` (Linux), `~/Library/Application Support/agentd` (macOS), `%LOCALAPPDATA%\\agentd` (Windows); a non-empty `./data/sessions` in the working folder is kept instead, with a warning. Default: `<data>/<file name>-<hash of its path>/sessions`",
         ),
       maxSessionsInMemory,
     })

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { positiveInt } from './numbers.ts';
-import { serverNameSchema } from './tool-servers-schema.ts';
+import { MEMORY_SERVER_ID, serverNameSchema } from './tool-servers-schema.ts';
 
 const toolAction = z.enum(['allow', 'ask', 'deny']);
 
@@ -14,7 +14,12 @@ export const toolPolicySchema = z.strictObject({
   rules: z
     .array(
       z.strictObject({
-        server: serverNameSchema.optional().describe("A server's name, as in the REST paths; absent: any server."),
+        server: serverNameSchema
+          .or(z.literal(MEMORY_SERVER_ID))
+          .optional()
+          .describe(
+            `A server's name, as in the REST paths, or \`${MEMORY_SERVER_ID}\` for the built-in memory tools; absent: any server.`,
+          ),
         tool: z.string().min(1).optional().describe("A tool's own name on its server; absent: any tool."),
         action: toolAction.describe('`allow`, `ask` or `deny`, as for `default`.'),
       }),

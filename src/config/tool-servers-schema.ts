@@ -111,6 +111,13 @@ export const a2aAgentSchema = z
   );
 export type A2aAgentConfig = z.output<typeof a2aAgentSchema>;
 
+/**
+ * The server id of the built-in memory tools (src/memory/tools.ts): outside `serverNameSchema`'s names (a `:`), so no
+ * configured or runtime-connected tool server can take it — a server named `memory` (the reference memory server's
+ * usual name) sits beside them. A toolPolicy rule names it as `server: agentd:memory`.
+ */
+export const MEMORY_SERVER_ID = 'agentd:memory';
+
 /** A tool server's name: also a REST path segment, so never `.` or `..` (a client would resolve them away). */
 export const serverNameSchema = z
   .string()

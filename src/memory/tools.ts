@@ -2,7 +2,7 @@
  * The model's built-in memory tools (issue 62): `memory_save`, `memory_search`, `memory_forget`, `memory_profile`
  * (their names, and whether each is offered, from `memory.tools`). The agent offers them beside the tool servers'
  * (src/agent/tool-port.ts) under the server id MEMORY_SERVER_ID, so the tool policy and approvals treat them like
- * any tool: a rule `{ server: memory, tool: memory_forget, action: ask }` asks before an item is forgotten.
+ * any tool: a rule `{ server: agentd:memory, tool: memory_forget, action: ask }` asks before an item is forgotten.
  *
  * Contracts:
  * - Every call acts on the owner it is given (the session's principal's, memoryOwnerOf), never on another; search
@@ -16,8 +16,8 @@ import { isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { MemoryService } from './types.ts';
 
-/** The tools' server id: a configured tool server may not take this name while memory is on (config schema). */
-export const MEMORY_SERVER_ID = 'memory';
+/** The tools' server id, `agentd:memory`: no tool server can take it (src/config/tool-servers-schema.ts). */
+export { MEMORY_SERVER_ID } from '../config/schema.ts';
 
 export type MemoryToolKind = 'save' | 'search' | 'forget' | 'profile';
 

@@ -11,7 +11,7 @@
  */
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
-import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
+import { MEMORY_SERVER_ID, type A2aAgentConfig, type McpServerConfig } from '../config/schema.ts';
 import { CLIENT_SERVER_ID } from '../conversation/tool-shapes.ts';
 import { AppError } from '../errors/index.ts';
 import { splitSessionKey } from '../session-id.ts';
@@ -31,7 +31,7 @@ export type { McpServiceOptions } from './mcp/server-entry.ts';
 export type McpService = ReturnType<typeof createMcpService>;
 
 /** The server ids of agentd's own tools (a client's tools; the memory tools, src/memory/tools.ts): no runtime server's. */
-const RESERVED_SERVER_IDS = new Set([CLIENT_SERVER_ID, 'memory']);
+const RESERVED_SERVER_IDS = new Set([CLIENT_SERVER_ID, MEMORY_SERVER_ID]);
 
 export function createMcpService(options: McpServiceOptions) {
   const { bus, config, log } = options;

@@ -129,7 +129,7 @@ describe('mcp supervision', () => {
   });
 
   it("refuses a runtime server named as agentd's own tools (a client's tools, the memory tools), starting nothing", async () => {
-    for (const name of ['client', 'memory']) {
+    for (const name of ['client', 'agentd:memory']) {
       expect(
         await rejection(h.bus.execute('mcp.connectServer', { name, config: fixture('echo-server') })),
       ).toMatchObject({

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { RecordedRequest, WireMessage } from '../../tools/simulator/index.ts';
-import { ALICE, BOB, namedKeys } from '../support/keyed-app.ts';
+import { ALICE, BOB, namedKeys, ROOT as ROOT_KEY } from '../support/keyed-app.ts';
+import { ROOT } from '../support/paths.ts';
 import { roomyLimits, textOf, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -59,7 +60,9 @@ describe('memory on (JSONL)', () => {
     const saved = await say(app, ALICE, 'first', `(alice:1) my cat is Miso ${tool('memory_save', { text: FACT })}`);
     expect(saved.status).toBe(200);
     expect(saved.body.response).toMatch(/^Tool memory_save returned: Saved as \S+\.$/);
-    expect(saved.body.tools).toEqual([expect.objectContaining({ name: 'memory_save', server: 'memory', ok: true })]);
+    expect(saved.body.tools).toEqual([
+      expect.objectContaining({ name: 'memory_save', server: 'agentd:memory', ok: true }),
+    ]);
     expect(toolNames(requestsOf('(alice:1)')[0])).toEqual(
       expect.arrayContaining(['memory_save', 'memory_search', 'memory_forget', 'memory_profile']),
     );
@@ -86,7 +89,7 @@ describe('memory on (JSONL)', () => {
   it('the tool policy asks before memory_forget; once approved the item is gone', async () => {
     const asking = await env.apps.start(
       memoryOn(join(env.dir, 'ask'), {
-        toolPolicy: { default: 'allow', rules: [{ server: 'memory', tool: 'memory_forget', action: 'ask' }] },
+        toolPolicy: { default: 'allow', rules: [{ server: 'agentd:memory', tool: 'memory_forget', action: 'ask' }] },
       }),
       { modelUrl: env.sim.url },
     );
@@ -100,7 +103,7 @@ describe('memory on (JSONL)', () => {
       if (approvals.length !== 1) throw new Error('no pending approval yet');
       return approvals[0];
     }, PATIENT);
-    expect(pending).toMatchObject({ serverId: 'memory', toolName: 'memory_forget', args: { id } });
+    expect(pending).toMatchObject({ serverId: 'agentd:memory', toolName: 'memory_forget', args: { id } });
     const answered = await fetch(`${asking.url}/api/sessions/ask/approvals/${pending.callId}`, {
       method: 'POST',
       headers,
@@ -147,6 +150,48 @@ describe('memory on (JSONL)', () => {
     expect(recalled.body.response).toContain(FACT);
     expect(systemOf(requestsOf('(alice:4)')[0])).toContain(PROFILE);
     await env.apps.stop(app);
+  });
+});
+
+describe('memory on beside a tool server named memory', () => {
+  it('starts with the reference memory server named `memory` (as agents/demo.yml names it) and offers both sets of tools', async () => {
+    const server = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+    const graph = join(env.dir, 'beside', 'graph.jsonl');
+    const app = await env.apps.start(
+      memoryOn(join(env.dir, 'beside'), {
+        mcpServers: {
+          memory: { type: 'stdio', command: process.execPath, args: [server], env: { MEMORY_FILE_PATH: graph } },
+        },
+      }),
+      { modelUrl: env.sim.url },
+    );
+    const admin = { Authorization: `Bearer ${ROOT_KEY}` };
+    await expect
+      .poll(async () => {
+        const res = await fetch(`${app.url}/api/mcp/servers`, { headers: admin });
+        return ((await res.json()) as { servers: { name: string; status: string }[] }).servers;
+      }, PATIENT)
+      .toEqual([expect.objectContaining({ name: 'memory', status: 'connected' })]);
+    const graphRead = await say(app, ALICE, 'beside', `(alice:beside1) ${tool('read_graph', {})}`);
+    expect(graphRead.body.tools).toEqual([expect.objectContaining({ name: 'read_graph', server: 'memory', ok: true })]);
+    const offered = toolNames(requestsOf('(alice:beside1)')[0]);
+    expect(offered).toEqual(expect.arrayContaining(['read_graph', 'create_entities', 'memory_save', 'memory_search']));
+    const saved = await say(app, ALICE, 'beside', `(alice:beside2) ${tool('memory_save', { text: 'Likes graphs' })}`);
+    expect(saved.body.tools).toEqual([
+      expect.objectContaining({ name: 'memory_save', server: 'agentd:memory', ok: true }),
+    ]);
+    await env.apps.stop(app);
+  });
+
+  it("refuses a rule naming server `memory` when no tool server has that name (the memory tools' former id)", async () => {
+    await expect(
+      env.apps.start(
+        memoryOn(join(env.dir, 'old-rule'), {
+          toolPolicy: { rules: [{ server: 'memory', tool: 'memory_forget', action: 'ask' }] },
+        }),
+        { modelUrl: env.sim.url },
+      ),
+    ).rejects.toThrow(/the built-in memory tools' server is "agentd:memory"/);
   });
 });
 

@@ -69,7 +69,7 @@ describe('the installed agentd command, serving', () => {
       command: 'agentd',
       args: ['--agent', agent, '--mcp-transport', 'stdio'],
       env: env as Record<string, string>,
-      cwd: dir, // where its default storage folder goes
+      cwd: dir, // its default storage folder is in the run's XDG_DATA_HOME (env: testRunEnv), whatever this folder
       stderr: 'pipe',
     });
     const client = new Client({ name: 'desktop', version: '1.0.0' });

@@ -2,7 +2,8 @@
  * agentd as users run it (`bin/agentd.js`, the compiled service), in a child process of its own: its
  * output, its exit code and the port it logs. Run by node itself, so a signal sent to the child
  * reaches agentd, SIGKILL included. The environment holds only PATH and HOME, the test run's mark (see
- * test/support/no-leftovers.ts), its AGENTD_ENGINE and `env`.
+ * test/support/no-leftovers.ts), its AGENTD_ENGINE, a per-user data folder (XDG_DATA_HOME) of this start's own
+ * and `env` (which may name another).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -37,8 +38,9 @@ export const FROM_SOURCES = [
 export interface RunOptions {
   command?: string[];
   /**
-   * Its working folder; by default a fresh temporary one, so what it writes there (the default storage folder,
-   * ./data/sessions) is this start's alone, never the checkout's nor another file's.
+   * Its working folder; by default a fresh temporary one, so what it writes there is this start's alone, never the
+   * checkout's nor another file's. (Its default storage folder is in its XDG_DATA_HOME: a fresh one too, unless
+   * `env` names one.)
    */
   cwd?: string;
 }
@@ -69,7 +71,14 @@ export function runAgentd(
   const [file = process.execPath, ...before] = command;
   const child = spawn(file, [...before, ...args], {
     cwd: cwd ?? mkdtempSync(join(tmpdir(), 'agentd-cwd-')),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...testRunEnv(),
+      XDG_DATA_HOME: env.XDG_DATA_HOME ?? mkdtempSync(join(tmpdir(), 'agentd-data-')),
+      ...engineEnv,
+      ...env,
+    },
   });
   let stdout = '';
   let stderr = '';

@@ -1,8 +1,9 @@
 /**
  * Global setup: tests write only under their own temporary folders, never into the checkout. The checkout's `data/`
- * is what agentd writes by default (`storage.dir` ./data/sessions, from the working folder): one made during the run
- * means a test started agentd in the checkout, where every such test would share one folder, which one agentd holds
- * at a time. The run then fails naming it (a `data/` that was there before, a developer's own, is left alone).
+ * is what agentd wrote by default before the per-user data folder (`storage.dir` ./data/sessions, from the working
+ * folder; `agentd init` writes it beside the file): one made during the run means a test started agentd over the
+ * checkout, where every such test would share one folder, which one agentd holds at a time. The run then fails naming
+ * it (a `data/` that was there before, a developer's own, is left alone). user-data-untouched.ts guards the rest.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -20,11 +20,13 @@ export const MARK_NAME = 'AGENTD_TEST_RUN';
 
 /**
  * The run's mark as an environment, for a process a test spawns with an environment of its own
- * (empty outside a run that set it).
+ * (empty outside a run that set it); with it the run's per-user data folder, XDG_DATA_HOME, so an agentd
+ * started so keeps its default storage folder in the run's, never the user's (test/support/user-data-untouched.ts).
  */
 export function testRunEnv(): Record<string, string> {
   const mark = process.env[MARK_NAME];
-  return mark ? { [MARK_NAME]: mark } : {};
+  const dataHome = process.env.XDG_DATA_HOME;
+  return { ...(mark && { [MARK_NAME]: mark }), ...(dataHome && { XDG_DATA_HOME: dataHome }) };
 }
 
 /** One process as /proc shows it. */

@@ -18,6 +18,7 @@ describe('agent config', () => {
       connectionsPerIp: 10,
     });
     expect(c.server.cors).toMatchObject({ origins: [], maxAge: 86_400 });
+    // Inline (no agent file); loadConfig gives a file's own folder in the per-user data folder (storage-dir.test.ts).
     expect(c.storage).toEqual({ type: 'jsonl', dir: './data/sessions', maxSessionsInMemory: 1000 });
     expect(c.version).toBe('1.0.0');
   });
@@ -229,7 +230,11 @@ describe('relative paths in an agent file', () => {
       cwd: join(dir, 'work'),
     });
     await writeFile(file, 'llm: { provider: ollama, model: m }\n');
-    expect((await loadConfig(file)).storage).toMatchObject({ dir: './data/sessions' }); // a default: the working directory's
+    // A default: the file's own folder in the per-user data folder, whatever the working folder.
+    const data = join(dir, 'xdg');
+    const unset = await loadConfig(file, { XDG_DATA_HOME: data }, { cwd: '/' });
+    expect(unset.storage).toMatchObject({ dir: expect.stringMatching(/\/xdg\/agentd\/agent-[0-9a-f]{8}\/sessions$/) });
+    expect((unset.storage as { dir: string }).dir.startsWith(data)).toBe(true);
   });
 
   it('resolve server.auth.jwt.jwksFile against the file folder too', async () => {

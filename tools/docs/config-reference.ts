@@ -316,7 +316,8 @@ does not fit is refused at start with every problem listed (exit code 1). Unknow
   named at once, not only the first.
 - **Paths** written in the file are relative to the file's folder: \`storage.dir\`, \`server.auth.jwt.jwksFile\`, a
   stdio server's \`cwd\`, and its \`command\` and \`args\` that start with \`./\` or \`../\` (bare words stay as written).
-  Defaults the file does not write (\`storage.dir\`'s \`./data/sessions\`) are relative to the working folder.
+  \`storage.dir\` unwritten is a folder of the file's own in the per-user data folder, whatever the working
+  folder ([where data lives](sessions.md#where-data-lives)).
 - **Command-line flags** override \`server.host\` (\`--host\`), \`server.port\` (\`--web-port\`), \`server.inspect\`
   (\`--inspect\`), \`server.inspectContent\` (\`--inspect-content\`) and \`server.inspectRelay\` (\`--inspect-relay\`):
   see [the command line](command-line.md).
