@@ -13,6 +13,9 @@ import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
 import { configuredSchedules, createScheduler, scheduleStoreOf } from './schedules/index.ts';
+import { schedulesMount } from './schedules/feature/mount.ts';
+import { memoryMount } from './memory/feature/mount.ts';
+import { webhooksMount } from './webhooks/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
 import { createIdSource, isoNow, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
@@ -203,6 +206,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     onAdded: () => webhooks.wake(),
   });
   const mcpFace = createHttpFace(serverFace);
+  // The features, one mount each (src/http/feature-mount.ts): their routes in this order, and their lifecycle.
+  const features = [
+    schedulesMount({
+      scheduler,
+      store: scheduleParts.store,
+      clock,
+      configured: () => configuredSchedules(config, isoNow(clock)),
+      fires: mode === 'web',
+    }),
+    memoryMount({ clock, memory }),
+    webhooksMount({ clock, bus, webhooks }),
+  ];
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),
@@ -237,9 +252,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ids,
       metrics,
       mode,
+      features,
       faces,
-      schedules: scheduler,
-      memory,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
@@ -266,8 +280,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await identify();
       await secrets.open();
       await cluster?.open();
-      await webhooks.open();
-      await scheduleParts.store.open();
+      for (const feature of features) await feature.open?.();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
@@ -277,9 +290,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       expiry.start();
       await mcp.start();
       await cluster?.join();
-      webhooks.start();
+      for (const feature of features) await feature.start?.();
       agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
-      if (mode === 'web') await scheduler.start(configuredSchedules(config, isoNow(clock)));
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
@@ -288,8 +300,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await stopInOrder(
         [
           ['the expiry of unnamed sessions', () => expiry.stop()], // before the agent and the store it sweeps
-          ['the scheduler', () => scheduler.stop()], // before the agent it sends to
-          ['the schedule store', () => scheduleParts.store.close()],
+          ...features.map((f): [string, () => unknown] => [`${f.name}: no new work`, () => f.stop?.()]),
           ['the inspector relay', () => relay?.close()],
           ['the metrics watch', () => observability.unwatch()],
           ['the front end', () => frontEnd.close()],
@@ -297,7 +308,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the turn waiter', () => waiter.close()],
           ['A2A push', () => a2aPush.stop()],
           ['the sessions', () => agent.stop()],
-          ['webhooks', () => webhooks.stop()],
+          ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),
           ['the record store', () => recordStore.close()], // after the sessions: their checkpoints
           ['the tool servers', () => mcp.stop()],
           ['the cluster', () => cluster?.close()],

@@ -178,11 +178,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const e = deletedEvent(key, clock.now(), randomUUID());
       inBackground(announce(e), { eventId: e.id });
     },
+    /** Hears no command and sends nothing more; the outbox still keeps what the reaction hands it. */
     async stop(): Promise<void> {
       for (const off of unsubscribe.splice(0)) off();
       await dispatcher.stop();
-      await outbox.close();
     },
+    /** Closes the outbox (after the sessions, whose reactions write to it). */
+    close: (): Promise<void> => outbox.close(),
   };
 }
 export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -16,6 +16,7 @@ import { everythingStdio } from '../support/messaging.ts';
 import { injectApp, type InProcessApp } from '../support/start-app.ts';
 import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 import { PATIENT } from '../support/wait.ts';
+import { tableFeatures } from '../support/feature-mounts.ts';
 
 const API = 'openapi-client-key-0123456789';
 const ADMIN = 'openapi-admin-key-0123456789';
@@ -38,7 +39,10 @@ function routesAndDocs(config: AgentConfig) {
     a2aMount({ config } as unknown as Parameters<typeof a2aMount>[0]),
     agUiMount({ config } as unknown as Parameters<typeof agUiMount>[0]),
   ];
-  return [...createRoutes({ config, faces } as unknown as RoutesDeps), ...faces.flatMap((face) => face.docs?.() ?? [])];
+  return [
+    ...createRoutes({ config, faces, features: tableFeatures() } as unknown as RoutesDeps),
+    ...faces.flatMap((face) => face.docs?.() ?? []),
+  ];
 }
 
 /** A request for each operation: path values and a body, in an order that leaves deletions last. */

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.ts';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { ROOT } from '../support/paths.ts';
+import { tableFeatures } from '../support/feature-mounts.ts';
 
 const DIR = join(ROOT, 'docs/kubernetes');
 type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; [key: string]: any };
@@ -69,7 +70,7 @@ describe('docs/kubernetes', () => {
   });
 
   it('probes liveness and readiness on the public health routes, on the container port', () => {
-    const routes = createRoutes({} as RoutesDeps);
+    const routes = createRoutes({ features: tableFeatures() } as unknown as RoutesDeps);
     const probe = (name: string) => container[name].httpGet as { path: string; port: string };
     expect(probe('livenessProbe')).toEqual({ path: '/api/health/live', port: 'http' });
     expect(probe('readinessProbe')).toEqual({ path: '/api/health/ready', port: 'http' });

@@ -19,6 +19,14 @@ import { createRoutes } from '../../src/http/routes/index.ts';
 import { RESPONSES } from '../../src/http/routes/shapes.ts';
 import { openApiDocument } from '../../src/http/openapi.ts';
 import { createMetrics } from '../../src/metrics/index.ts';
+import type { Bus } from '../../src/bus/index.ts';
+import { memoryMount } from '../../src/memory/feature/mount.ts';
+import { RESPONSES as MEMORY_RESPONSES } from '../../src/memory/feature/routes.ts';
+import { RESPONSES as SCHEDULE_RESPONSES } from '../../src/schedules/feature/routes.ts';
+import { RESPONSES as WEBHOOK_RESPONSES } from '../../src/webhooks/feature/routes.ts';
+import { schedulesMount } from '../../src/schedules/feature/mount.ts';
+import { webhooksMount } from '../../src/webhooks/feature/mount.ts';
+import type { WebhookCommands, WebhookService } from '../../src/webhooks/index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
@@ -54,10 +62,11 @@ const webhook = {
   retryScheduleMs: [5000],
   timeoutMs: 10000,
   source: 'api',
-} as const satisfies FrontCommands['webhooks.get']['result'];
+} as const satisfies WebhookCommands['webhooks.get']['result'];
 
 /** One typed answer per bus command the routes send. */
-const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
+type AllCommands = FrontCommands & WebhookCommands;
+const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
   'agent.reset': { seq: 3 },
   'agent.cancel': { cancelled: true },
@@ -133,14 +142,17 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
     },
   ],
 };
-const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
+const bus = { execute: (name: keyof AllCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus &
+  Bus<WebhookCommands, never>;
 const waiter = {
   ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }),
 } as unknown as TurnWaiter;
 
 /** A scheduler on a memory store (never started): the POST makes the schedule the other schedule routes read. */
+const scheduleStore = createMemoryScheduleStore();
+const clock = { now: () => Date.parse(at) };
 const schedules = createScheduler({
-  store: createMemoryScheduleStore(),
+  store: scheduleStore,
   bus,
   turns: { steps: () => Promise.resolve([]) },
   clock: { now: () => Date.parse(at) },
@@ -164,8 +176,11 @@ const routes = createRoutes({
   waiter,
   ids: () => 'id',
   metrics: createMetrics(),
-  schedules,
-  memory,
+  features: [
+    schedulesMount({ scheduler: schedules, store: scheduleStore, clock, configured: () => [], fires: false }),
+    memoryMount({ clock, memory }),
+    webhooksMount({ clock, bus, webhooks: {} as WebhookService }),
+  ],
 });
 
 /** The JSON routes: no other content type (the OpenAPI document, served as the text it builds, is a page route). */
@@ -226,7 +241,8 @@ const request = (route: Route): RequestContext => ({
 
 describe('route contracts', () => {
   it('every JSON route publishes one of the response bodies', () => {
-    const published = new Set<unknown>(Object.values(RESPONSES));
+    const featured = [SCHEDULE_RESPONSES, MEMORY_RESPONSES, WEBHOOK_RESPONSES].flatMap((r) => Object.values(r));
+    const published = new Set<unknown>([...Object.values(RESPONSES), ...featured]);
     expect(jsonRoutes.length).toBeGreaterThanOrEqual(18);
     for (const route of jsonRoutes)
       expect(published.has(route.doc?.response), `${route.method} ${route.path}`).toBe(true);

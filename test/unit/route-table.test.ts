@@ -2,9 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
+import { tableFeatures } from '../support/feature-mounts.ts';
 
 /** Handlers are not called here: the deps only have to exist. */
-const routes = createRoutes({} as RoutesDeps);
+const routes = createRoutes({ features: tableFeatures() } as unknown as RoutesDeps);
 const table = routes.map((r) => ({ method: r.method, path: r.path.replace(/:(\w+)/g, '{$1}'), summary: r.summary }));
 
 describe('route table', () => {

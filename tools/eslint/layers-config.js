@@ -57,6 +57,9 @@ const APP_PARTS_USES = [
   'http',
   'httpEngine',
   'schedules',
+  'schedulesFeature',
+  'memoryFeature',
+  'webhooksFeature',
 ];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
@@ -191,11 +194,19 @@ export const LAYERS = {
         'metrics',
         'inspect',
         'redis',
-        'schedules',
-        'memory',
         'httpEngine',
-        'webhooksMessages',
       ],
+    },
+    // The features as the service mounts them (src/http/feature-mount.ts): each one's REST routes and lifecycle,
+    // above the front end's kit; `http` imports none of them.
+    schedulesFeature: {
+      path: 'src/schedules/feature',
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'http', 'schedules'],
+    },
+    memoryFeature: { path: 'src/memory/feature', uses: [...LEAVES, 'config', 'auth', 'bus', 'http', 'memory'] },
+    webhooksFeature: {
+      path: 'src/webhooks/feature',
+      uses: [...LEAVES, 'config', 'bus', 'http', 'webhooks', 'webhooksMessages'],
     },
     // The faces: each mounts on the front end through the endpoint kit of `http` (src/http/face-endpoint.ts), which
     // imports no face. The agent served over MCP (/mcp, --mode mcp).

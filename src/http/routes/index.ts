@@ -1,27 +1,31 @@
 /** The REST route table: every endpoint under /api, /metrics and the console's pages, in one list (pinned by test/golden/routes.json). */
 import type { Metrics } from '../../metrics/index.ts';
 import type { FaceMount } from '../face-endpoint.ts';
+import type { FeatureMount } from '../feature-mount.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
-import { memoryRoutes, type MemoryRoutesDeps } from './memory-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
 import { familyRoutes } from './question-family-routes.ts';
 import { questionRoutes } from './question-routes.ts';
-import { scheduleRoutes, type ScheduleRoutesDeps } from './schedule-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
-import { webhookRoutes } from './webhook-routes.ts';
 
-/** `mode: 'mcp'` leaves out the web console. `faces`: their REST routes, and what they serve, documented. */
+/**
+ * `mode: 'mcp'` leaves out the web console. `features`: their REST routes, in their order. `faces`: their REST routes,
+ * and what they serve, documented.
+ */
 export type RoutesDeps = ServiceInfo &
   AgentRoutesDeps &
-  SessionTransferRoutesDeps &
-  ScheduleRoutesDeps &
-  MemoryRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp'; faces?: readonly FaceMount[] };
+  SessionTransferRoutesDeps & {
+    metrics: Metrics;
+    mode?: 'web' | 'mcp';
+    features?: readonly FeatureMount[];
+    faces?: readonly FaceMount[];
+  };
 
 /** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({
@@ -41,14 +45,12 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
-    ...scheduleRoutes(deps),
-    ...memoryRoutes(deps),
     ...questionRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),
-    ...webhookRoutes(deps),
     metricsRoute(deps.metrics),
+    ...(deps.features ?? []).flatMap((feature) => feature.routes?.() ?? []),
     ...(deps.faces ?? []).flatMap((face) => face.routes?.() ?? []),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),

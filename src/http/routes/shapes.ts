@@ -22,41 +22,9 @@ import {
   toolRun,
 } from '../../conversation/records.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
-import { deliveryRecord, webhookRecord } from '../../webhooks/messages.ts';
-import { MemoryItemSchema, SHARED_OWNER } from '../../memory/index.ts';
 
-/** A schedule as `/api/schedules` shows it (src/config/schedules-schema.ts, and whose and where from). */
-const scheduleRecord = z.looseObject({
-  id: z.string(),
-  owner: z.string().describe('Whose sessions the runs are ("": no principal\'s)'),
-  source: z.enum(['config', 'api']),
-  paused: z.boolean(),
-  nextRunAt: z.string().optional().describe('The next tick (ISO), when one is left and the schedule is not paused'),
-});
-/** One fire of a schedule (src/schedules/store-types.ts). */
-const scheduleRun = z.object({
-  scheduleId: z.string(),
-  status: z.enum(['claimed', 'sent', 'finished', 'failed', 'skipped']),
-  plannedAt: z.string(),
-  firedAt: z.string().optional(),
-  finishedAt: z.string().optional(),
-  session: z.string().optional(),
-  turnId: z.string().optional(),
-  usage: z.record(z.string(), z.unknown()).optional(),
-  reason: z.string().optional(),
-});
-
-const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
-
-/** A search hit of /api/memory (src/memory/types.ts). */
-const memoryHit = z.object({
-  item: MemoryItemSchema,
-  score: z.number().describe('Higher is better'),
-  shared: z.boolean().describe(`From the shared scope (${SHARED_OWNER})`),
-});
-/** A memory route's answer: whose memory it reached, and what. */
-const ofMemory = <S extends z.ZodRawShape>(shape: S) =>
-  withTimestamp({ success: z.literal(true), owner: z.string().describe('Whose memory'), ...shape });
+/** A success body: `shape` and the answer's `timestamp` (every route's envelope; features' routes use it too). */
+export const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
 /** The health answer's agent status: the agent's own (`ready`, `degraded`), or `starting` before start-up is done. */
 const agentStatus = z.enum(['starting', ...agentHealth.options.map((o) => o.shape.status.value)]);
@@ -65,9 +33,6 @@ const serverChange = (status: 'connected' | 'disconnected') =>
   withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
 
 export const RESPONSES = {
-  webhook: withTimestamp({ webhook: webhookRecord }),
-  webhooks: withTimestamp({ webhooks: z.array(webhookRecord) }),
-  deliveries: withTimestamp({ deliveries: z.array(deliveryRecord) }),
   openApi: z.looseObject({
     openapi: z.literal('3.1.0'),
     info: z.looseObject({ title: z.string(), version: z.string() }),
@@ -127,28 +92,6 @@ export const RESPONSES = {
       .describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
   }),
   compacted: withTimestamp(compactionResult.shape),
-  schedule: withTimestamp({ success: z.literal(true), schedule: scheduleRecord }),
-  schedules: withTimestamp({ success: z.literal(true), schedules: z.array(scheduleRecord) }),
-  scheduleDeleted: withTimestamp({ success: z.literal(true), deleted: z.boolean() }),
-  scheduleRuns: withTimestamp({ success: z.literal(true), runs: z.array(scheduleRun) }),
-  memory: ofMemory({
-    profile: z.string().describe('The working-memory profile ("" when none)'),
-    items: z.array(MemoryItemSchema).optional().describe('Without `q`: every item, newest first'),
-    hits: z.array(memoryHit).optional().describe('With `q`: the best matches, best first'),
-  }),
-  memoryItem: ofMemory({ item: MemoryItemSchema }),
-  memoryProfile: ofMemory({ profile: z.string() }),
-  memoryForgotten: ofMemory({ id: z.string(), deleted: z.literal(true) }),
-  memoryErased: ofMemory({
-    erased: z.object({ items: z.number().int(), profile: z.boolean() }).describe('What was removed from the store'),
-  }),
-  /** The download of `GET /api/memory/export` (MemoryExport): no envelope. */
-  memoryExport: z.object({
-    owner: z.string(),
-    exportedAt: z.string(),
-    profile: z.string(),
-    items: z.array(MemoryItemSchema),
-  }),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),

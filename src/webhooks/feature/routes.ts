@@ -6,9 +6,16 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { webhookSchema } from '../../config/schema.ts';
-import { defineRoute, type Route } from '../route.ts';
-import { createReply } from './reply.ts';
-import { RESPONSES } from './shapes.ts';
+import type { Bus } from '../../bus/index.ts';
+import { createReply, defineRoute, withTimestamp, type Route } from '../../http/feature-mount.ts';
+import { deliveryRecord, webhookRecord, type WebhookCommands } from '../messages.ts';
+
+/** The success bodies of these routes (the OpenAPI document publishes them). */
+export const RESPONSES = {
+  webhook: withTimestamp({ webhook: webhookRecord }),
+  webhooks: withTimestamp({ webhooks: z.array(webhookRecord) }),
+  deliveries: withTimestamp({ deliveries: z.array(deliveryRecord) }),
+};
 
 const deliveriesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('At most this many, newest first'),
@@ -16,7 +23,8 @@ const deliveriesQuery = z.object({
 
 const webhookId = (params: Record<string, string>) => params.webhookId ?? '';
 
-export function webhookRoutes(options: { clock: Clock }): Route[] {
+export function webhookRoutes(options: { clock: Clock; bus: Pick<Bus<WebhookCommands, never>, 'execute'> }): Route[] {
+  const { bus } = options;
   const reply = createReply(options.clock);
   const admin = { scope: 'admin' as const };
   return [
@@ -33,7 +41,7 @@ export function webhookRoutes(options: { clock: Clock }): Route[] {
       },
       response: RESPONSES.webhook,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST'],
-      handler: async ({ bus, body }) => reply({ webhook: await bus.execute('webhooks.add', body) }),
+      handler: async ({ body }) => reply({ webhook: await bus.execute('webhooks.add', body) }),
     }),
     defineRoute({
       ...admin,
@@ -41,7 +49,7 @@ export function webhookRoutes(options: { clock: Clock }): Route[] {
       path: '/api/webhooks',
       summary: "List the webhooks (the agent file's and those added at runtime)",
       response: RESPONSES.webhooks,
-      handler: async ({ bus }) => reply({ webhooks: await bus.execute('webhooks.list', {}) }),
+      handler: async () => reply({ webhooks: await bus.execute('webhooks.list', {}) }),
     }),
     defineRoute({
       ...admin,
@@ -50,8 +58,7 @@ export function webhookRoutes(options: { clock: Clock }): Route[] {
       summary: 'Read a webhook',
       response: RESPONSES.webhook,
       errors: ['WEBHOOK_NOT_FOUND'],
-      handler: async ({ bus, params }) =>
-        reply({ webhook: await bus.execute('webhooks.get', { id: webhookId(params) }) }),
+      handler: async ({ params }) => reply({ webhook: await bus.execute('webhooks.get', { id: webhookId(params) }) }),
     }),
     defineRoute({
       ...admin,
@@ -60,7 +67,7 @@ export function webhookRoutes(options: { clock: Clock }): Route[] {
       summary: 'Delete a webhook added at runtime, with its deliveries',
       response: RESPONSES.webhook,
       errors: ['WEBHOOK_NOT_FOUND', 'INVALID_REQUEST'],
-      handler: async ({ bus, params }) =>
+      handler: async ({ params }) =>
         reply({ webhook: await bus.execute('webhooks.delete', { id: webhookId(params) }) }),
     }),
     defineRoute({
@@ -71,7 +78,7 @@ export function webhookRoutes(options: { clock: Clock }): Route[] {
       query: deliveriesQuery,
       response: RESPONSES.deliveries,
       errors: ['WEBHOOK_NOT_FOUND'],
-      handler: async ({ bus, params, query }) =>
+      handler: async ({ params, query }) =>
         reply({
           deliveries: await bus.execute('webhooks.deliveries', { id: webhookId(params), limit: query.limit }),
         }),

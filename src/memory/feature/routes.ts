@@ -9,12 +9,47 @@ import { z } from 'zod';
 import { checkOwnerNamed, type Principal } from '../../auth/index.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
-import { memoryOwnerOf, SHARED_OWNER, UNNAMED_OWNER, type MemoryService } from '../../memory/index.ts';
-import { ownerSchema } from '../frames.ts';
-import { defineRoute, type Route } from '../route.ts';
-import { parseInput } from '../validate.ts';
-import { createReply } from './reply.ts';
-import { RESPONSES } from './shapes.ts';
+import {
+  createReply,
+  defineRoute,
+  ownerSchema,
+  parseInput,
+  withTimestamp,
+  type Route,
+} from '../../http/feature-mount.ts';
+import { MemoryItemSchema, memoryOwnerOf, SHARED_OWNER, UNNAMED_OWNER, type MemoryService } from '../index.ts';
+
+/** A search hit of /api/memory (src/memory/types.ts). */
+const memoryHit = z.object({
+  item: MemoryItemSchema,
+  score: z.number().describe('Higher is better'),
+  shared: z.boolean().describe(`From the shared scope (${SHARED_OWNER})`),
+});
+/** A memory route's answer: whose memory it reached, and what. */
+const ofMemory = <S extends z.ZodRawShape>(shape: S) =>
+  withTimestamp({ success: z.literal(true), owner: z.string().describe('Whose memory'), ...shape });
+
+/** The success bodies of these routes (the OpenAPI document publishes them). */
+export const RESPONSES = {
+  memory: ofMemory({
+    profile: z.string().describe('The working-memory profile ("" when none)'),
+    items: z.array(MemoryItemSchema).optional().describe('Without `q`: every item, newest first'),
+    hits: z.array(memoryHit).optional().describe('With `q`: the best matches, best first'),
+  }),
+  memoryItem: ofMemory({ item: MemoryItemSchema }),
+  memoryProfile: ofMemory({ profile: z.string() }),
+  memoryForgotten: ofMemory({ id: z.string(), deleted: z.literal(true) }),
+  memoryErased: ofMemory({
+    erased: z.object({ items: z.number().int(), profile: z.boolean() }).describe('What was removed from the store'),
+  }),
+  /** The download of `GET /api/memory/export` (MemoryExport): no envelope. */
+  memoryExport: z.object({
+    owner: z.string(),
+    exportedAt: z.string(),
+    profile: z.string(),
+    items: z.array(MemoryItemSchema),
+  }),
+};
 
 export interface MemoryRoutesDeps {
   clock: Clock;

@@ -8,12 +8,38 @@ import { AppError } from '../../errors/index.ts';
 import { hasScope, type Principal } from '../../auth/index.ts';
 import { scheduleIdSchema, scheduleSchema } from '../../config/index.ts';
 import type { Clock } from '../../clock.ts';
-import type { Scheduler } from '../../schedules/scheduler.ts';
-import type { StoredSchedule } from '../../schedules/store-types.ts';
-import { defineRoute, type Route } from '../route.ts';
-import { parseInput } from '../validate.ts';
-import { createReply } from './reply.ts';
-import { RESPONSES } from './shapes.ts';
+import { createReply, defineRoute, parseInput, withTimestamp, type Route } from '../../http/feature-mount.ts';
+import type { Scheduler } from '../scheduler.ts';
+import type { StoredSchedule } from '../store-types.ts';
+
+/** A schedule as `/api/schedules` shows it (src/config/schedules-schema.ts, and whose and where from). */
+const scheduleRecord = z.looseObject({
+  id: z.string(),
+  owner: z.string().describe('Whose sessions the runs are ("": no principal\'s)'),
+  source: z.enum(['config', 'api']),
+  paused: z.boolean(),
+  nextRunAt: z.string().optional().describe('The next tick (ISO), when one is left and the schedule is not paused'),
+});
+/** One fire of a schedule (src/schedules/store-types.ts). */
+const scheduleRun = z.object({
+  scheduleId: z.string(),
+  status: z.enum(['claimed', 'sent', 'finished', 'failed', 'skipped']),
+  plannedAt: z.string(),
+  firedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  session: z.string().optional(),
+  turnId: z.string().optional(),
+  usage: z.record(z.string(), z.unknown()).optional(),
+  reason: z.string().optional(),
+});
+
+/** The success bodies of these routes (the OpenAPI document publishes them). */
+export const RESPONSES = {
+  schedule: withTimestamp({ success: z.literal(true), schedule: scheduleRecord }),
+  schedules: withTimestamp({ success: z.literal(true), schedules: z.array(scheduleRecord) }),
+  scheduleDeleted: withTimestamp({ success: z.literal(true), deleted: z.boolean() }),
+  scheduleRuns: withTimestamp({ success: z.literal(true), runs: z.array(scheduleRun) }),
+};
 
 const EXAMPLE = { id: 'daily-report', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', message: 'Report for {{date}}' };
 
