@@ -2,7 +2,7 @@ import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import { AppError } from '../errors/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import { requestFacts, type EndpointDeps } from './admission.ts';
+import { PathNotFound, requestFacts, type EndpointDeps } from './admission.ts';
 import { parseJsonBody, rawBody, readBody } from './body.ts';
 import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, type Reply } from './respond.ts';
@@ -47,8 +47,8 @@ function lookupOrRefuse(
 }
 
 /**
- * REST (`/api/*` and the catch-all): the admission chain, whose route step is the router (an unknown path or
- * wrong method is 400), then the body, the handler and the reply, every one with the verdict's headers.
+ * REST (`/api/*` and the catch-all): the admission chain, whose route step is the router (an unknown path is
+ * 404 `INVALID_REQUEST` "no such endpoint", RFC 9110 §15.5.5; a wrong method is 400), then the body, the handler and the reply, every one with the verdict's headers.
  */
 export function createRestHandler(deps: RestDeps) {
   return (req: EngineRequest, res: EngineResponse): void => {
@@ -64,11 +64,8 @@ export function createRestHandler(deps: RestDeps) {
     const lookup = (): RouteMatch => {
       if ('refused' in found) throw found.refused;
       if (found.match) return found.match;
-      throw new AppError(
-        'INVALID_REQUEST',
-        found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`,
-        { issue: found.pathKnown ? 'method not allowed' : 'no such endpoint' },
-      );
+      if (!found.pathKnown) throw new PathNotFound(path);
+      throw new AppError('INVALID_REQUEST', `Method ${method} not allowed on ${path}`, { issue: 'method not allowed' });
     };
 
     const run = async (): Promise<void> => {
@@ -110,7 +107,8 @@ export function createRestHandler(deps: RestDeps) {
       } catch (err) {
         if (!(err instanceof AppError))
           deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
-        send(res, errorReply(err, now()), verdict.headers);
+        // A handler's unknown path (a page's missing file) is 404 as the router's is.
+        send(res, errorReply(err, now(), err instanceof PathNotFound ? 404 : undefined), verdict.headers);
       }
     };
     run().catch((err: unknown) => {

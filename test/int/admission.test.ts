@@ -142,8 +142,8 @@ describe('admission chain: host → origin → rate limit → auth → route →
         }),
     ],
     [
-      'a REST 400 (unknown route)',
-      400,
+      'a REST 404 (unknown route)',
+      404,
       () => rawRequest(`${svc.url}/api/nope`, { localAddress: ip, headers: bearer(KEY) }),
     ],
     [

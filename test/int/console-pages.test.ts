@@ -60,14 +60,14 @@ describe('console pages', () => {
       '/console/%2E%2E%2Fconsole%2Findex.html',
     ]) {
       const res = await fetch(`${svc.url}${path}`);
-      expect(res.status, path).toBe(400);
+      expect(res.status, path).toBe(404);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_REQUEST');
     }
   });
 
   it('is not served in --mode mcp', async () => {
     svc = await startApp({}, { deps: { mode: 'mcp' } });
-    expect((await fetch(`${svc.url}/`)).status).toBe(400);
+    expect((await fetch(`${svc.url}/`)).status).toBe(404);
     expect((await fetch(`${svc.url}/api/health`)).status).toBe(200);
   });
 });

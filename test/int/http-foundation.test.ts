@@ -89,7 +89,6 @@ describe('HTTP front end', () => {
       () => post('/api/message-sync', '{"message":"hi"}', { 'Content-Type': 'text/plain' }),
       'INVALID_REQUEST',
     ],
-    ['unknown route', () => svc.request(`/api/does-not-exist`), 'INVALID_REQUEST'],
     ['wrong method', () => svc.request(`/api/message-sync`), 'INVALID_REQUEST'],
     [
       'oversized body',
@@ -104,6 +103,21 @@ describe('HTTP front end', () => {
     expect(body).toEqual({
       success: false,
       error: { code, message: expect.any(String), details: expect.any(Object) },
+      timestamp: expect.stringMatching(ISO_MS),
+    });
+  });
+
+  it('answers an unknown route with 404 and the error envelope', async () => {
+    const res = await svc.request(`/api/does-not-exist`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(await res.json()).toEqual({
+      success: false,
+      error: {
+        code: 'INVALID_REQUEST',
+        message: 'Unknown route /api/does-not-exist',
+        details: { issue: 'no such endpoint' },
+      },
       timestamp: expect.stringMatching(ISO_MS),
     });
   });

@@ -1,8 +1,11 @@
 /**
- * llhttp's published test vectors (its repository's test/request/*.md and test/response/*.md), read from a copy
- * outside this repository: they are not ours to commit. Where: `LLHTTP_VECTORS` (a folder holding request/ and
- * response/, i.e. llhttp's test/), else ../shared/vendor/llhttp/test beside the checkout; a test without them skips
- * visibly. One reader serves the server's and the model client's differential tests.
+ * llhttp's published test vectors (its repository's test/request/*.md and test/response/*.md, tag 9.4.2, MIT): a
+ * copy is committed under test/fixtures/llhttp/ with llhttp's LICENSE, so a clone (and CI) always has them. Where:
+ * `AGENTD_LLHTTP_VECTORS` (a folder holding request/ and response/, i.e. llhttp's test/: another llhttp release),
+ * else test/fixtures/llhttp, else ../shared/vendor/llhttp/test beside the checkout. A folder named by the variable
+ * that holds no request/ is an error, not a fallback. Without vectors a test skips with a notice, but fails where
+ * they are required: on CI (`CI=true`) or with `AGENTD_REQUIRE_LLHTTP=1`. One reader serves the server's and the
+ * model client's differential tests.
  *
  * llhttp's format (its test/md-test.ts): a `##` or `###` heading names a vector (`section / heading` under a `##`
  * section: unique in its file); `<!-- meta={...} -->` gives its metadata (`type`: request, response,
@@ -10,10 +13,10 @@
  * reports. The input is decoded as md-test.ts decodes it: the trailing newline dropped, a backslash before a line end
  * joins the lines, every line end becomes CRLF, `\r` `\n` `\t` `\f` `\xHH` and octal `\NNN` stand for their bytes
  * (one byte each: latin1, as the vectors' own note on `\xff` says). Inline JavaScript (`${…}`) is never evaluated:
- * such a vector has no `input`, for the test to report as skipped.
+ * such a vector has no `input`, for the test to report as skipped (9.4.2 has none).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT } from './paths.ts';
 
 export interface LlhttpVector {
@@ -29,10 +32,40 @@ export interface LlhttpVector {
   log: string[];
 }
 
-/** The folder of llhttp's test vectors, or undefined when none is at hand. */
-export function llhttpVectorsDir(): string | undefined {
-  const candidates = [process.env.LLHTTP_VECTORS, join(ROOT, '..', 'shared', 'vendor', 'llhttp', 'test')];
-  return candidates.find((dir): dir is string => !!dir && existsSync(join(dir, 'request')));
+/** Where the vectors were looked for and found, or why not, and whether their absence fails the test. */
+export interface VectorsLookup {
+  dir: string | undefined;
+  /** Set when `dir` is undefined: what was tried, for the notice or the failure. */
+  missing: string | undefined;
+  required: boolean;
+}
+
+/** The folder of llhttp's test vectors (see the head of this file for the order), and whether it is required. */
+export function findLlhttpVectors(env: NodeJS.ProcessEnv = process.env, root: string = ROOT): VectorsLookup {
+  const required = env.CI === 'true' || env.AGENTD_REQUIRE_LLHTTP === '1';
+  const holds = (dir: string) => existsSync(join(dir, 'request')) && existsSync(join(dir, 'response'));
+  const named = env.AGENTD_LLHTTP_VECTORS;
+  if (named) {
+    const dir = resolve(named);
+    return holds(dir)
+      ? { dir, missing: undefined, required }
+      : { dir: undefined, missing: `AGENTD_LLHTTP_VECTORS=${named} holds no request/ and response/`, required: true };
+  }
+  const candidates = [join(root, 'test', 'fixtures', 'llhttp'), join(root, '..', 'shared', 'vendor', 'llhttp', 'test')];
+  const dir = candidates.find(holds);
+  return dir
+    ? { dir, missing: undefined, required }
+    : { dir, missing: `llhttp's vectors are in none of ${candidates.join(', ')}`, required };
+}
+
+/** The http blocks a vectors file holds: what readVectors must return one vector for, each. */
+export function countHttpBlocks(folder: string, kind: 'request' | 'response'): number {
+  return readdirSync(join(folder, kind))
+    .filter((name) => name.endsWith('.md'))
+    .reduce(
+      (sum, name) => sum + (readFileSync(join(folder, kind, name), 'utf8').match(/^```http\s*$/gm) ?? []).length,
+      0,
+    );
 }
 
 /** md-test.ts's decoding of an ```http block's text. */

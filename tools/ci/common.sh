@@ -175,7 +175,8 @@ process.exitCode = failed ? 1 : 0;
 JS
 )
 
-# Runs the integration suite with the `node` first on PATH, AGENTD_REQUIRE_REDIS=1, output also to LOG.
+# Runs the integration suite with the `node` first on PATH, AGENTD_REQUIRE_REDIS=1 and AGENTD_REQUIRE_LLHTTP=1,
+# output also to LOG.
 # ci_run_suite ROOT LOG [vitest filters…] (default test/int).
 ci_run_suite() {
   local root=$1 log=$2 rc=0
@@ -191,7 +192,7 @@ ci_run_suite() {
     # namespace of the suite's own they all end with it. PID 1 there is a shell that passes TERM on.
     pidns=(unshare --pid --fork --kill-child --mount-proc -- bash -c 'trap "kill -TERM -1 2>/dev/null; wait; exit 143" TERM INT; "$@" & wait $!' suite)
   fi
-  { (cd "$root" && AGENTD_REQUIRE_REDIS=1 ci_run_group "${pidns[@]}" node node_modules/vitest/vitest.mjs run "$@"); echo $? >"$CI_STATE/suite.rc"; } 2>&1 |
+  { (cd "$root" && AGENTD_REQUIRE_REDIS=1 AGENTD_REQUIRE_LLHTTP=1 ci_run_group "${pidns[@]}" node node_modules/vitest/vitest.mjs run "$@"); echo $? >"$CI_STATE/suite.rc"; } 2>&1 |
     (cd / && exec tee /dev/fd/3) 3>"$log" &
   wait $! || true
   rc=$(cat "$CI_STATE/suite.rc" 2>/dev/null || echo 1)

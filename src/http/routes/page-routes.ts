@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { AppError } from '../../errors/index.ts';
+import { PathNotFound } from '../admission.ts';
 import { packagePath } from '../../package-info.ts';
 import { openApiDocument, type OpenApiOptions } from '../openapi.ts';
 import type { Route, RouteResult } from '../route.ts';
@@ -42,13 +43,13 @@ const pageHeaders = (style = "'self'", frames = "'none'") => ({
   'Cache-Control': 'no-cache',
 });
 
-/** Files by name, each read on first request and kept; any other name is an unknown route. */
+/** Files by name, each read on first request and kept; any other name is an unknown route (404). */
 function files(entries: [name: string, path: string][], headers: Record<string, string>, prefix: string) {
   const paths = new Map(entries.filter(([name]) => TYPES[extname(name)]));
   const cache = new Map<string, RouteResult>();
   return (name: string): RouteResult => {
     const path = paths.get(name);
-    if (!path) throw new AppError('INVALID_REQUEST', `Unknown route ${prefix}${name}`, { issue: 'no such endpoint' });
+    if (!path) throw new PathNotFound(`${prefix}${name}`);
     const cached = cache.get(name);
     if (cached) return cached;
     const reply = { body: readFileSync(path, 'utf8'), contentType: TYPES[extname(name)] ?? 'text/plain', headers };

@@ -1,13 +1,14 @@
 /**
  * agentd's HTTP/1.1 server wire held to Node's llhttp: the same bytes framed by both (framing.ts), over the smuggling
- * corpus (smuggling-corpus.ts) and llhttp's own request vectors (llhttp-vectors.ts, read from outside the repository;
- * skipped with a notice when absent). A difference must be stricter and listed, with its reason: in the corpus, or in
- * llhttp-allowlist.json for a vector.
+ * corpus (smuggling-corpus.ts) and llhttp's own request vectors (test/support/llhttp-vectors.ts: the copy in
+ * test/fixtures/llhttp, or AGENTD_LLHTTP_VECTORS; skipped with a notice when absent, failed when absent on CI). Every
+ * vector runs, lenient-mode ones included (node:http is strict: they are compared with what strict llhttp does). A
+ * difference must be stricter and listed, with its reason: in the corpus, or in llhttp-allowlist.json for a vector.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frameWithAgentd, NodeFramer, relation } from './framing.ts';
-import { allVectors, llhttpVectorsDir } from '../../support/llhttp-vectors.ts';
+import { allVectors, countHttpBlocks, findLlhttpVectors } from '../../support/llhttp-vectors.ts';
 import { SMUGGLING_CORPUS } from './smuggling-corpus.ts';
 
 interface Allowed {
@@ -36,17 +37,22 @@ describe('the smuggling corpus', () => {
   });
 });
 
-const folder = llhttpVectorsDir();
-if (!folder)
-  console.warn(
-    "llhttp's test vectors are not here: set LLHTTP_VECTORS to a copy of llhttp's test/ folder (docs/development.md); their differential test is skipped",
-  );
+const lookup = findLlhttpVectors();
+const folder = lookup.dir;
+if (!folder && !lookup.required)
+  console.warn(`${lookup.missing}: the request vectors' differential test is skipped (docs/development.md)`);
 
-describe.skipIf(!folder)("llhttp's request vectors", () => {
-  const vectors = folder ? allVectors(folder, 'request').filter((v) => v.input !== undefined) : [];
+describe.skipIf(!folder && !lookup.required)("llhttp's request vectors", () => {
+  const vectors = folder ? allVectors(folder, 'request') : [];
 
-  it('are read: every file, each vector with its input', () => {
+  it('are at hand (required on CI)', () => {
+    expect(lookup.missing, 'set AGENTD_LLHTTP_VECTORS or restore test/fixtures/llhttp').toBeUndefined();
+  });
+
+  it('are read: one vector for each http block of every file, each with its input', () => {
     expect(vectors.length).toBeGreaterThan(100);
+    expect(vectors.length).toBe(countHttpBlocks(folder as string, 'request'));
+    expect(vectors.filter((v) => v.input === undefined).map((v) => `${v.file} ${v.heading}`)).toEqual([]);
   });
 
   it('are framed as llhttp frames them, or more strictly where the allow-list says why', async () => {
@@ -57,6 +63,9 @@ describe.skipIf(!folder)("llhttp's request vectors", () => {
     }
     const allowed = (d: { file: string; heading: string }) =>
       ALLOWED.some((a) => a.file === d.file && a.heading === d.heading);
+    console.info(
+      `llhttp request vectors: ${vectors.length} framed, ${vectors.length - differing.length} as llhttp, ${differing.length} stricter as listed in llhttp-allowlist.json`,
+    );
     // Stricter and listed, nothing else; and no entry left over that no longer differs.
     expect(differing.filter((d) => d.relation !== 'stricter' || !allowed(d))).toEqual([]);
     expect(ALLOWED.filter((a) => !differing.some((d) => d.file === a.file && d.heading === a.heading))).toEqual([]);

@@ -78,6 +78,10 @@ describe('a request head', () => {
     ['Transfer-Encoding in HTTP/1.0', 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n', 400],
     ['a coding chunked twice', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n', 501],
     ['gzip before chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n', 501],
+    // RFC 9112 §6.3: chunked not the final coding is 400, never 501.
+    ['a coding after chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n', 400],
+    ['gzip alone', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n', 400],
+    ['identity alone', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n', 400],
     ['HTTP/2.0', 'GET / HTTP/2.0\r\nHost: h\r\n\r\n', 505],
     ['NBSP before chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \xa0chunked\r\n\r\n', 400],
     ['NBSP after chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\xa0\r\n\r\n', 400],

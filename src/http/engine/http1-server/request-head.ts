@@ -133,8 +133,10 @@ function framing(headers: Record<string, string>, minor: string): BodyFraming {
     if (minor === '0') throw refused('Transfer-Encoding in an HTTP/1.0 request');
     const codings = elements(coding);
     if (!codings.every((c) => IS_TOKEN.test(c))) throw refused('Transfer-Encoding');
-    if (codings.length !== 1 || codings[0] !== 'chunked')
-      throw new RequestRefused(501, `transfer coding ${coding} is not supported`);
+    // RFC 9112 §6.3: chunked not the final coding leaves the length unknown, 400 (and the close). Chunked last after
+    // another coding (`gzip, chunked`) is a coding this server does not implement, 501 (§6.1).
+    if (codings.at(-1) !== 'chunked') throw refused(`Transfer-Encoding ${coding} does not end in chunked`);
+    if (codings.length !== 1) throw new RequestRefused(501, `transfer coding ${coding} is not supported`);
     return { kind: 'chunked' };
   }
   if (length === undefined) return { kind: 'none' };
