@@ -9,6 +9,7 @@ import { idleBench } from './suites/idle.ts';
 import { listTasksBench } from './suites/list-tasks.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
+import { slowReadersBench } from './suites/slow-readers.ts';
 import { soakBench } from './suites/soak.ts';
 import { startupBench } from './suites/startup.ts';
 import { streamingBench } from './suites/streaming.ts';
@@ -26,6 +27,7 @@ export const BENCHES: Bench[] = [
   chunksBench,
   agUiBench,
   fanoutBench,
+  slowReadersBench,
   idleBench,
   restBench,
   turnsBench,

@@ -51,10 +51,13 @@ export const limitsSchema = z.strictObject({
     'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is answered 429 and closed; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
   ),
   maxBodyBytes: positiveInt(14 * 1024 * 1024).describe(
-    'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).',
+    'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON).',
+  ),
+  slowReaderBytes: positiveInt(1024 * 1024).describe(
+    'How many bytes may wait in agentd for one WebSocket reader (sent, not yet taken by its connection), checked as each frame is queued: a frame that finds more waiting is not queued and the reader is closed with 1008 `slow consumer: N bytes unread` (logged). agentd so holds at most this much plus one frame per reader. A reader that answers the close frame (or keeps taking bytes) within 2 s gets it; one that does not is cut.',
   ),
   slowReaderMs: positiveInt(10_000).describe(
-    "How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008, in ms.",
+    "How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008 (logged), in ms; below `slowReaderBytes` too.",
   ),
   maxJsonBytes: positiveInt(1024 * 1024).describe('Largest body of every other REST route, in bytes.'),
   maxImportBytes: positiveInt(64 * 1024 * 1024).describe(

@@ -90,6 +90,7 @@ export function createFrontEnd(deps: FrontEndDeps) {
           auth,
           limits,
           slowReaderMs: limitsConfig.slowReaderMs,
+          slowReaderBytes: limitsConfig.slowReaderBytes,
           ids: deps.ids,
           follower: deps.follower,
           storeId: deps.storeId,

@@ -8,12 +8,12 @@ import { validateImage } from '../conversation/image-data.ts';
 import type { AnswerInput } from '../conversation/questions.ts';
 import { answeredVia } from '../auth/index.ts';
 import { parseInput } from './validate.ts';
-import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
+import { roomFor, sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
 import type { BusEvent } from './session-frames.ts';
 import { openSeam } from './ws-seam.ts';
 
 export function createClientFrames(
-  deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower'>,
+  deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower' | 'slowReaderBytes'>,
   sessionFrame: (e: BusEvent) => string | undefined,
   sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
 ) {
@@ -35,8 +35,8 @@ export function createClientFrames(
     ws.unsubscribe(sessionTopic(sessionId));
   };
   /**
-   * Replays the session's stored frames after `since`, then its live ones, through a seam (ws-seam.ts) that takes
-   * the connection off the session's topic until it joins it again at the right frame. Replaces an earlier seam.
+   * Replays the session's stored frames after `since` (paced: `roomFor`), then its live ones, through a seam (ws-seam.ts)
+   * taking the connection off the session's topic until it joins it again at the right frame. Replaces an earlier seam.
    */
   const replayThenLive = async (ws: EngineSocket<Connection>, sessionId: SessionKey, since: number): Promise<void> => {
     const conn = ws.data;
@@ -63,7 +63,7 @@ export function createClientFrames(
         (stored) => {
           seam.replayed(stored.seq);
           const f = toFrame(stored);
-          if (f) sendTo(ws, f.event, asNamed(f.data));
+          return f && (sendTo(ws, f.event, asNamed(f.data)), roomFor(ws, deps.slowReaderBytes));
         },
         () => conn.closed || conn.seams.get(sessionId) !== seam,
       );

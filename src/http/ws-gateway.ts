@@ -13,9 +13,9 @@ import type { EngineApp, EngineSocket, WebSocketRoute } from './engine/index.ts'
 import { CLIENT_FRAMES, eventFrameOf, frame, helloFrame, isClientFrameType } from './frames.ts';
 import { inOrder } from './in-order.ts';
 import { rateLimitError } from './limits.ts';
-import { watchSlowReaders } from './slow-readers.ts';
+import { logSlowReader, watchSlowReaders } from './slow-readers.ts';
 import { createClientFrames } from './ws-client-frames.ts';
-import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
+import { drained, sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
 import { serverForNonAdmin } from './server-view.ts';
 import type { ServerRecord } from '../tools/messages.ts';
 import { createUpgrade } from './ws-upgrade.ts';
@@ -98,20 +98,18 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     }
   };
 
-  // A frame over the limit closes with 1009 and a reason; the engine reads up to twice it and cuts anything
-  // larger without one. Slow readers are closed (1008) long before the engine's `maxBackpressure` drops frames.
-  const slowBytes = Math.max(deps.maxBodyBytes, 1024 * 1024);
+  const slowReader = logSlowReader(deps);
   const inTurn = inOrder<Connection>(); // a connection's frames start in order (in-order.ts)
-  const slowReaders = watchSlowReaders(() => open, {
-    maxBytes: slowBytes,
-    maxMs: deps.slowReaderMs,
-    clock: deps.clock,
-  });
+  const stalled = (ws: EngineSocket<Connection>, bytes: number) => slowReader(ws.data, bytes, 'stalled');
+  const slowReaders = watchSlowReaders(() => open, { maxMs: deps.slowReaderMs, clock: deps.clock }, stalled);
 
+  // A frame over maxBody closes with 1009 and a reason; the engine reads up to twice it, cuts larger ones without.
   const route: WebSocketRoute<Connection> = {
     maxPayloadBytes: 2 * deps.maxBodyBytes,
     idleTimeoutSec: 120,
-    maxBackpressureBytes: 3 * slowBytes,
+    maxBackpressureBytes: deps.slowReaderBytes,
+    lagged: (ws, queuedBytes) => slowReader(ws.data, queuedBytes, 'backlog'),
+    drain: (ws) => drained(ws.data),
     upgrade,
     open: (ws) => {
       ws.send(JSON.stringify(helloFrame({ storeId: deps.storeId() }))); // before any other frame
@@ -140,6 +138,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       conn.sessions.clear();
       for (const seam of conn.seams.values()) seam.close();
       conn.seams.clear();
+      drained(conn); // a replay waiting for room stops (it sees the connection closed)
     },
   };
 

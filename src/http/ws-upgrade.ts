@@ -40,6 +40,7 @@ export function createUpgrade(
         access: deps.sessionsOf(verdict.principal, ip),
         sessions: new Set(),
         seams: new Map(),
+        drainWaiters: new Set(),
       };
       deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
       res.accept(conn);

@@ -2,9 +2,11 @@
  * What one client IP can hold, through real sockets on the process's engine: HTTP connections (idle
  * keep-alives counted; one over the cap answered 429, then closed) and WebSockets, each capped at
  * `server.limits.connectionsPerIp` (the spec's 10),
- * and a WebSocket reader that leaves its buffer full, closed after `server.limits.slowReaderMs`.
+ * and a WebSocket reader that leaves its buffer full, closed after `server.limits.slowReaderMs` (and logged).
+ * Its bytes bound (`slowReaderBytes`) is test/int/ws-slow-reader.test.ts'.
  */
 import { connect, type Socket } from 'node:net';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api } from '../support/messaging.ts';
@@ -151,13 +153,16 @@ describe('a WebSocket reader that stops reading', () => {
   let sim: Simulator;
   let svc: RunningApp;
   const wsConnections = () => openWebSockets(svc);
+  const logged: Array<{ msg: string; reason?: string; limitMs?: number; queuedBytes?: number }> = [];
 
   beforeAll(async () => {
     sim = await startSimulator();
-    // maxBodyBytes far above what is sent: only the time limit can close the reader.
+    // maxBodyBytes and slowReaderBytes far above what is sent: only the time limit can close the reader.
+    const limits = { slowReaderMs: 1000, slowReaderBytes: 64 * 1024 * 1024, maxBodyBytes: 64 * 1024 * 1024 };
+    const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     svc = await startApp(
-      { server: { limits: { slowReaderMs: 1000, maxBodyBytes: 64 * 1024 * 1024, rest: { points: 10_000 } } } },
-      { modelUrl: sim.url },
+      { server: { limits: { ...limits, rest: { points: 10_000 } } } },
+      { modelUrl: sim.url, deps: { log } },
     );
   });
   afterAll(async () => {
@@ -184,6 +189,9 @@ describe('a WebSocket reader that stops reading', () => {
     const since = Date.now(); // the message is stored: the reader's backlog is there from now on
     await expect.poll(wsConnections, PATIENT).toBe(open - 1);
     expect(Date.now() - since).toBeLessThan(6_000); // the default limit (10 s) would close it 8–10 s from here
+    expect(logged.filter((l) => l.msg === 'websocket slow reader closed (1008)')).toEqual([
+      expect.objectContaining({ reason: 'stalled', limitMs: 1000, queuedBytes: expect.any(Number) }),
+    ]);
     socket.resume();
     expect(await slow.closing).toEqual({
       code: 1008,

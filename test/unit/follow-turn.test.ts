@@ -265,16 +265,40 @@ describe('replay', () => {
     await follower.replay(
       's',
       1,
-      (f) => frames.push(`${f.event.type} ${f.seq}`),
+      (f) => void frames.push(`${f.event.type} ${f.seq}`),
       () => false,
     );
     expect(frames).toEqual(['messageQueued 2', 'response 3', 'userMessage 4']);
     await follower.replay(
       's',
       undefined,
-      () => frames.push('none'),
+      () => void frames.push('none'),
       () => false,
     );
     expect(frames).toHaveLength(3);
+  });
+
+  it('waits for the promise a delivery returns before the next fact, and hands on none once closed', async () => {
+    const { store, follower } = setup();
+    await store.append('s', [user('t1'), reply('t1'), user('t2'), reply('t2')]);
+    const seqs: number[] = [];
+    const rooms: Array<() => void> = [];
+    let closed = false;
+    const replaying = follower.replay(
+      's',
+      0,
+      (f) => {
+        seqs.push(f.seq);
+        return new Promise<void>((resolve) => rooms.push(resolve));
+      },
+      () => closed,
+    );
+    await expect.poll(() => seqs).toEqual([1]);
+    rooms.shift()!();
+    await expect.poll(() => seqs).toEqual([1, 2]);
+    closed = true;
+    rooms.shift()!();
+    await replaying;
+    expect(seqs).toEqual([1, 2]);
   });
 });

@@ -10,7 +10,7 @@
  *   the correlation id until `named(turnId)`, then the turn's; nothing read, no interest (the cluster watches a turn
  *   it forwards).
  * - `replay(session, since, deliver, isClosed)` hands on the stored facts after `since` until the log has nothing
- *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
+ *   newer (when `deliver` returns a promise, the next fact waits for it, and none follows once `isClosed()`); the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
 import {
   AWAITING_EVENT,
@@ -145,14 +145,17 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     async replay(
       sessionId: string,
       since: number | undefined,
-      deliver: (stored: SessionStoredEvent) => void,
+      deliver: (stored: SessionStoredEvent) => void | Promise<void>,
       isClosed: () => boolean,
     ): Promise<void> {
       if (since === undefined) return;
       for (let after = since; ;) {
         const stored = await store.read(sessionId, after);
         if (stored.length === 0 || isClosed()) return;
-        for (const e of stored) deliver(e);
+        for (const e of stored) {
+          const room = deliver(e); // a promise: wait for the reader before the next one
+          if (room && (await room, isClosed())) return;
+        }
         after = stored.at(-1)?.seq ?? after;
       }
     },

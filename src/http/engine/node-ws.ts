@@ -7,14 +7,15 @@
  * socket's buffer, so `bufferedAmount` (backpressure, slow readers) counts them. The socket's buffer holds at
  * most about SOCKET_BYTES: later frames wait in the connection's queue (counted too) and go on as it drains. A close
  * drops that queue, so the close frame follows at most SOCKET_BYTES of what the peer has not read: a slow
- * reader that reads again gets it (its code and reason) at once, not after the whole backlog.
+ * reader that reads again gets it (its code and reason) at once, not after the whole backlog. A peer that neither
+ * answers the close frame nor takes any of what waits for it for CLOSE_GRACE_MS is cut (`ws` would wait 30 s).
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
 import type { Exchange } from './http1-server/index.ts';
 import type { Corks } from './corks.ts';
 import { NodeResponse } from './node-http.ts';
-import { slowConsumer } from './ws-close.ts';
+import { CLOSE_GRACE_MS, slowConsumer } from './ws-close.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
@@ -105,7 +106,9 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
    * misses a frame unnoticed: it sees the close and replays with `since`. As on uWebSockets.js (uws-socket.ts).
    */
   private dropped(): false {
-    const reason = (this.lagging = slowConsumer(this.bufferedAmount));
+    const behind = this.bufferedAmount;
+    const reason = (this.lagging = slowConsumer(behind));
+    this.route.lagged?.(this, behind);
     setImmediate(() => this.close(1008, reason));
     return false;
   }
@@ -133,8 +136,7 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   }
 
   /**
-   * Sends the close frame after at most what the socket's buffer holds (the queue is dropped); `ws` cuts the
-   * connection when the peer has not answered it within 30 s.
+   * Sends the close frame after at most what the socket's buffer holds (the queue is dropped), then `cutWhenSilent`.
    */
   close(code: number, reason: string): void {
     if (this.closed) return;
@@ -142,10 +144,29 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
     this.queued = 0;
     try {
       this.ws.close(code, reason);
+      this.cutWhenSilent();
     } catch {
       this.ws.terminate(); // a code or reason `ws` refuses
     }
     this.gone(code, reason);
+  }
+
+  /**
+   * Cuts the connection once, CLOSE_GRACE_MS after the close frame was queued, the peer has neither answered (`ws`
+   * then ends it) nor taken any of what is still in the socket's buffer: a reader that reads again within that time
+   * gets the close frame; a silent one holds nothing for longer. With the buffer empty the close frame is with the
+   * kernel, which still hands it over after the cut. `ws`'s own 30 s limit still bounds a peer that reads a trickle.
+   */
+  private cutWhenSilent(): void {
+    let behind = this.socket.writableLength;
+    const check = (): void => {
+      if (this.socket.destroyed) return;
+      const now = this.socket.writableLength;
+      if (now === 0 || now >= behind) return void this.ws.terminate();
+      behind = now;
+      setTimeout(check, CLOSE_GRACE_MS).unref();
+    };
+    setTimeout(check, CLOSE_GRACE_MS).unref();
   }
 
   subscribe(topic: string): void {

@@ -66,7 +66,10 @@ export interface EngineSocket<Data> {
   readonly bufferedAmount: number;
   /** Sends a text frame; false when it was dropped (the socket is closed, or more than `maxBackpressureBytes` wait). */
   send(text: string): boolean;
-  /** Sends a close frame with `code` and `reason`; the connection ends once the peer answers, or is cut soon after. */
+  /**
+   * Sends a close frame with `code` and `reason`; the connection ends once the peer answers it. A peer that neither
+   * answers nor takes any of what waits for it within CLOSE_GRACE_MS (2 s) is cut: its socket destroyed.
+   */
   close(code: number, reason: string): void;
   /** Receives what `EngineApp.publish` sends to `topic`, until it closes. */
   subscribe(topic: string): void;
@@ -79,8 +82,9 @@ export interface WebSocketRoute<Data> {
   /** Seconds without traffic before the connection is cut; the peer is pinged first, and its pong counts. */
   idleTimeoutSec: number;
   /**
-   * While more than this many bytes wait for the peer, a frame to it is dropped (`send` returns false, and so does
-   * every later one) and the socket closes 1008 `slow consumer: N bytes unread` on the loop's next turn.
+   * Checked as each frame is queued: while more than this many bytes wait for the peer, a frame to it is dropped
+   * (`send` returns false, and so does every later one), `lagged` is told, and the socket closes 1008
+   * `slow consumer: N bytes unread` on the loop's next turn. A socket so holds at most this plus one frame.
    */
   maxBackpressureBytes: number;
   /** Decides an upgrade request: `res.accept(data)`, or an HTTP answer. */
@@ -88,6 +92,8 @@ export interface WebSocketRoute<Data> {
   open?(ws: EngineSocket<Data>): void;
   /** A frame, text or binary, as UTF-8 text, and its size in bytes. */
   message?(ws: EngineSocket<Data>, text: string, bytes: number): void;
+  /** A frame to it was dropped, `bytesUnread` waiting (over `maxBackpressureBytes`): it closes 1008 next. */
+  lagged?(ws: EngineSocket<Data>, bytesUnread: number): void;
   /** The peer took what waited for it. */
   drain?(ws: EngineSocket<Data>): void;
   close?(ws: EngineSocket<Data>, code: number, reason: string): void;

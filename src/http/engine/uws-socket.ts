@@ -8,25 +8,26 @@
  * - `close` behind a backlog: the route's `close` runs at once (the port's contract: later sends are dropped), the
  *   socket leaves every topic (nothing more is queued for it), and the close frame is sent once the peer has taken
  *   the whole backlog (uWS's `drain`, or a check every CHECK_MS): the reader gets the code and reason whenever it
- *   reads again. A backlog that does not shrink for STALLED_MS is cut (the peer sees 1006).
- * - A frame uWS drops (more than `maxBackpressure` waiting; `publish` skips such a subscriber without a word) closes
- *   the socket as above with 1008 `slow consumer: N bytes unread`, before any later frame can reach it: a reader
+ *   reads again. A backlog that does not shrink for CLOSE_GRACE_MS (2 s) is cut (the peer sees 1006), as on the node
+ *   engine: a silent reader holds nothing for longer.
+ * - A frame uWS drops (more than `maxBackpressure` waiting, checked as the frame is queued; `publish` skips such a
+ *   subscriber without a word) tells the route (`lagged`) and closes the socket as above with 1008 `slow consumer: N bytes unread`, before any later frame can reach it: a reader
  *   never misses a frame unnoticed, it reconnects and replays with `since`.
- * Who lags is the front end's call (src/http/slow-readers.ts sweeps `bufferedAmount`); this file makes its close reach
- * the reader. None of it costs anything while no reader lags: `publish` stays uWS's own, and the work per socket
+ * Who lags is the front end's call (its `maxBackpressureBytes`, and src/http/slow-readers.ts, which sweeps
+ * `bufferedAmount` for backlogs that stall); this file makes its close reach the reader. None of it costs anything while no reader lags: `publish` stays uWS's own, and the work per socket
  * starts at a drop or at a close behind a backlog.
  */
 import type { WebSocket as UwsWebSocket } from 'uWebSockets.js';
 import type { EngineSocket, WebSocketRoute } from './types.ts';
 import type { Holder } from './uws-http.ts';
-import { slowConsumer } from './ws-close.ts';
+import { CLOSE_GRACE_MS, slowConsumer } from './ws-close.ts';
 
 /** uWS's `send` result for a frame it dropped (over `maxBackpressure`). */
 const DROPPED = 2;
 /** A closing socket whose backlog did not shrink for this long is cut. */
-const STALLED_MS = 30_000;
+const STALLED_MS = CLOSE_GRACE_MS;
 /** How often a closing socket's backlog is looked at (besides uWS's `drain`). */
-const CHECK_MS = 1000;
+const CHECK_MS = 250;
 
 /** The close frame waiting for the backlog, and the backlog's progress. */
 interface Closing {
@@ -96,7 +97,9 @@ export class UwsSocket<Data> implements EngineSocket<Data> {
    */
   dropped(): void {
     if (this.phase !== 'open' || this.lagging) return;
-    const reason = (this.lagging = slowConsumer(this.ws.getBufferedAmount()));
+    const behind = this.ws.getBufferedAmount();
+    const reason = (this.lagging = slowConsumer(behind));
+    this.route.lagged?.(this, behind);
     setImmediate(() => this.close(1008, reason));
   }
 
