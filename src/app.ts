@@ -86,7 +86,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     () => agent,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
-  const memory = memoryOf(config, { log, clock, redis: cluster?.redis, embedder: embedderOf(config, env) });
+  // Feature state on the sessions' medium (the record store): memory, the reactions' checkpoints.
+  const recordStore = records.createRecordStore(config.storage, { log: log.child({ component: 'records' }), clock });
+  const memory = memoryOf(config, {
+    log,
+    clock,
+    redis: cluster?.redis,
+    records: recordStore,
+    embedder: embedderOf(config, env),
+  });
   // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
   const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
   let listening: { host: string; port: number } | undefined;
@@ -111,8 +119,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
-  // Feature state on the sessions' medium (the record store): for now the reactions' checkpoints.
-  const recordStore = records.createRecordStore(config.storage, { log: log.child({ component: 'records' }), clock });
   // Finished work announced (webhooks, A2A push): one outbox on the sessions' medium, the webhooks' dispatcher
   // sends both kinds (the service opens and closes it); both are announced by one reaction to the stored facts.
   const webhookLog = log.child({ component: 'webhooks' });

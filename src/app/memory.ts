@@ -17,6 +17,8 @@ export function memoryOf(
     log: Logger;
     clock: Clock;
     redis: Parameters<typeof memoryStoresOf>[2];
+    /** The record store on the sessions' medium: each owner's log and its kept fold. */
+    records: Parameters<typeof memoryStoresOf>[3];
     /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
     embedder?: MemoryEmbedder | undefined;
   },
@@ -25,7 +27,7 @@ export function memoryOf(
   const log = deps.log.child({ component: 'memory' });
   return createMemoryService({
     // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
-    ...memoryStoresOf(config.storage, log, deps.redis),
+    ...memoryStoresOf(config.storage, log, deps.redis, deps.records),
     log,
     embedder: deps.embedder,
     config: config.memory,

@@ -1,6 +1,7 @@
 /**
  * The memory service (MemoryService, types.ts): what the REST routes and the model's tools use. It reads the owner's
- * log and folds it on every call (no cache: instances sharing a Redis see each other's writes at once), and appends.
+ * kept state (kept-memory.ts: the fold is kept beside the log on the record store, so a call never reads the log;
+ * instances sharing a Redis see each other's writes at once), and appends.
  * - `save` and `setProfile` check their input (INVALID_REQUEST with `details.field`): an item's text is 1 to
  *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`.
  * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is: by full
@@ -15,7 +16,7 @@ import { isoNow } from '../clock.ts';
 import type { MemoryConfig } from '../config/index.ts';
 import { AppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { foldMemory, newestFirst, type MemoryState } from './fold.ts';
+import { newestFirst, type KeptMemory } from './kept-memory.ts';
 import { fuse, semanticRanking } from './hybrid.ts';
 import { searchItems } from './search.ts';
 import {
@@ -24,7 +25,6 @@ import {
   type MemoryEmbedder,
   type MemoryEvent,
   type MemoryItem,
-  type MemoryLogStore,
   type MemoryService,
 } from './types.ts';
 
@@ -35,7 +35,8 @@ export const MEMORY_TAG_MAX_CHARS = 64;
 const BACKFILL_MAX = 32;
 
 export interface MemoryServiceDeps {
-  store: MemoryLogStore;
+  /** Each owner's log with its fold kept (the record store). */
+  kept: KeptMemory;
   audit: MemoryAuditLog;
   config: Pick<NonNullable<MemoryConfig>, 'profileMaxChars' | 'searchLimit'>;
   clock: Clock;
@@ -67,9 +68,9 @@ function checkItem(text: string, tags: readonly string[]): void {
 }
 
 export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
-  const { store, audit, config, clock, ids, embedder } = deps;
-  const stateOf = async (owner: string): Promise<MemoryState> => foldMemory(await store.read(owner));
-  const append = (owner: string, ...events: MemoryEvent[]) => store.append(owner, events);
+  const { kept, audit, config, clock, ids, embedder } = deps;
+  const stateOf = (owner: string) => kept.state(owner);
+  const append = (owner: string, ...events: MemoryEvent[]) => kept.append(owner, events);
   /** Whether the last embeddings call failed: one warning per failure streak. */
   let failing = false;
   /** The embeddings of `texts`, or undefined when the provider failed (reported once per streak). */
@@ -89,8 +90,9 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
   /** An owner's items (newest first) as search candidates, with their vectors of the embedder's model. */
   const candidates = async (owner: string, shared: boolean) => {
     const state = await stateOf(owner);
+    const vectors = embedder ? await kept.vectors(owner) : new Map<string, never>();
     return newestFirst(state).map((item) => {
-      const stored = state.vectors.get(item.id);
+      const stored = vectors.get(item.id);
       return { item, shared, vector: stored?.model === embedder?.model ? stored?.vector : undefined };
     });
   };
@@ -117,7 +119,7 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       );
     for (const shared of [false, true]) {
       const events = embedded(shared);
-      if (events.length > 0) await store.append(shared ? SHARED_OWNER : owner, events);
+      if (events.length > 0) await kept.append(shared ? SHARED_OWNER : owner, events);
     }
   };
   return {
@@ -142,7 +144,7 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       return item;
     },
     async forget(owner, id) {
-      if (!(await stateOf(owner)).items.has(id)) return false;
+      if (!(await stateOf(owner)).items.some((i) => i.id === id)) return false;
       await append(owner, { type: 'itemForgotten', at: isoNow(clock), id });
       return true;
     },
@@ -180,8 +182,8 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
     },
     async erase(owner, by) {
       const state = await stateOf(owner);
-      const erased = { items: state.items.size, profile: state.profile !== '' };
-      await store.erase(owner);
+      const erased = { items: state.items.length, profile: state.profile !== '' };
+      await kept.erase(owner);
       await audit.record({ type: 'memoryErased', at: isoNow(clock), by, owner, ...erased });
       return erased;
     },

@@ -4,12 +4,13 @@
  * memory from disk (JSONL) or Redis with an audit record, and a restart or a second instance on Redis sees the same.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEMORY_AUDIT_FILE, MEMORY_DIR, memoryAuditKey, memoryFileName, memoryKey } from '../../src/memory/index.ts';
+import { MEMORY_AUDIT_FILE, memoryAuditKey, ownerDigest } from '../../src/memory/index.ts';
+import { RECORDS_FILE } from '../../src/store/records/index.ts';
 import { ALICE, BOB, ROOT, callAs, namedKeys } from '../support/keyed-app.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
@@ -118,7 +119,7 @@ describe('memory over REST (JSONL)', () => {
   });
 
   it('keeps memory across a restart, and erase removes it from disk with an audit record', async () => {
-    const file = join(dir, MEMORY_DIR, memoryFileName('alice'));
+    const file = join(dir, RECORDS_FILE); // memory lives on the record store, beside the session logs
     expect(await readFile(file, 'utf8')).toContain('green tea');
     await pool.stop(app);
     await start();
@@ -126,7 +127,7 @@ describe('memory over REST (JSONL)', () => {
 
     const erased = await alice('DELETE', '/api/memory');
     expect(erased.body).toMatchObject({ owner: 'alice', erased: { items: 1, profile: true } });
-    expect(await readdir(join(dir, MEMORY_DIR))).not.toContain(memoryFileName('alice'));
+    expect(await readFile(file, 'utf8')).not.toMatch(/green tea|baker/); // compacted away, not only hidden
     expect((await alice('GET', '/api/memory')).body).toMatchObject({ profile: '', items: [] });
     const audit = (await readFile(join(dir, MEMORY_AUDIT_FILE), 'utf8'))
       .trim()
@@ -176,12 +177,13 @@ describe.skipIf(!hasRedisServer())('memory over REST (Redis)', () => {
     const probe = createClient({ url: redis.url });
     await probe.connect();
     try {
-      expect(await probe.exists(memoryKey(keyPrefix, 'alice'))).toBe(1);
+      const aliceKeys = () => probe.keys(`${keyPrefix}rec:*${ownerDigest('alice')}*`);
+      expect((await aliceKeys()).length).toBeGreaterThan(0);
       expect((await as(two, ROOT)('DELETE', '/api/memory?owner=alice')).body.erased).toEqual({
         items: 1,
         profile: false,
       });
-      expect(await probe.exists(memoryKey(keyPrefix, 'alice'))).toBe(0);
+      expect(await aliceKeys()).toEqual([]);
       expect((await as(one, ALICE)('GET', '/api/memory')).body.items).toEqual([]);
       const audit = (await probe.lRange(memoryAuditKey(keyPrefix), 0, -1)).map((r) => JSON.parse(r));
       expect(audit).toEqual([expect.objectContaining({ by: 'root', owner: 'alice', items: 1 })]);

@@ -6,14 +6,20 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../../src/errors/index.ts';
 import { closeRedisConnection, createRedisConnection } from '../../src/redis/index.ts';
-import { MEMORY_AUDIT_FILE, MEMORY_DIR, memoryFileName, memoryKey, memoryStoresOf } from '../../src/memory/index.ts';
+import {
+  MEMORY_AUDIT_FILE,
+  MEMORY_DIR,
+  memoryFileName,
+  memoryKey,
+  legacyMemoryStoresOf,
+} from '../../src/memory/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { memoryStoreContract, saved } from './memory-store-contract.ts';
 
 const log = pino({ level: 'silent' });
 
 memoryStoreContract('memory', () => {
-  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, log, undefined);
+  const stores = legacyMemoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, log, undefined);
   return Promise.resolve({ ...stores, reopen: () => Promise.resolve(stores) });
 });
 
@@ -26,7 +32,7 @@ const tempDir = async () => {
   dirs.push(dir);
   return dir;
 };
-const jsonl = (dir: string) => memoryStoresOf({ type: 'jsonl', dir, maxSessionsInMemory: 10 }, log, undefined);
+const jsonl = (dir: string) => legacyMemoryStoresOf({ type: 'jsonl', dir, maxSessionsInMemory: 10 }, log, undefined);
 const exists = (path: string) =>
   stat(path).then(
     () => true,
@@ -100,8 +106,8 @@ describe.skipIf(!hasRedisServer())('redis', () => {
     const storage = { type: 'redis' as const, url: redis!.url, keyPrefix, leaseMs: 10_000, maxSessionsInMemory: 10 };
     const probe = await connect();
     return {
-      ...memoryStoresOf(storage, log, await connect()),
-      reopen: async () => memoryStoresOf(storage, log, await connect()),
+      ...legacyMemoryStoresOf(storage, log, await connect()),
+      reopen: async () => legacyMemoryStoresOf(storage, log, await connect()),
       leftOf: async (owner) => (await probe.exists(memoryKey(keyPrefix, owner))) > 0,
     };
   });

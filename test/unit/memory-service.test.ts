@@ -2,13 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/index.ts';
 import { createMemoryService, memoryStoresOf, SHARED_OWNER } from '../../src/memory/index.ts';
 import { pino, type Logger } from 'pino';
+import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 
 const T = Date.parse('2026-11-27T09:00:00.000Z');
 
 function subject(config = { profileMaxChars: 40, searchLimit: 5 }) {
   let now = T;
   let n = 0;
-  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
+  const stores = memoryStoresOf(
+    { type: 'memory', maxSessionsInMemory: 10 },
+    pino({ level: 'silent' }),
+    undefined,
+    createMemoryRecordStore(),
+  );
   const memory = createMemoryService({
     ...stores,
     config,
@@ -88,14 +94,14 @@ describe('memory service', () => {
   });
 
   it('exports an owner whole, and erases it from the store with an audit record', async () => {
-    const { memory, store, audit } = subject();
+    const { memory, kept, audit } = subject();
     await memory.save('alice', { text: 'Alice drinks green tea' });
     await memory.setProfile('alice', 'Alice');
     await memory.save('bob', { text: 'Bob' });
     const exported = await memory.export('alice');
     expect(exported).toMatchObject({ owner: 'alice', profile: 'Alice', items: [{ text: 'Alice drinks green tea' }] });
     expect(await memory.erase('alice', 'root')).toEqual({ items: 1, profile: true });
-    expect(await store.read('alice')).toEqual([]);
+    expect(await kept.state('alice')).toEqual({ items: [], profile: '' });
     expect(await memory.export('alice')).toMatchObject({ profile: '', items: [] });
     expect((await memory.list('bob')).length).toBe(1);
     expect(await audit.read()).toEqual([
@@ -134,7 +140,12 @@ function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) 
   let n = 0;
   const warnings: unknown[] = [];
   const log = { warn: (o: unknown) => warnings.push(o), info: () => undefined } as unknown as Logger;
-  const stores = memoryStoresOf({ type: 'memory', maxSessionsInMemory: 10 }, pino({ level: 'silent' }), undefined);
+  const stores = memoryStoresOf(
+    { type: 'memory', maxSessionsInMemory: 10 },
+    pino({ level: 'silent' }),
+    undefined,
+    createMemoryRecordStore(),
+  );
   const memory = createMemoryService({
     ...stores,
     config: { profileMaxChars: 100, searchLimit: 5 },
@@ -149,16 +160,11 @@ function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) 
 describe('memory service with embeddings', () => {
   it("stores each item's vector beside it and finds by meaning as well as by words", async () => {
     const { embedder } = fakeEmbedder();
-    const { memory, store } = semanticSubject(embedder);
+    const { memory, kept } = semanticSubject(embedder);
     await memory.save('alice', { text: 'Alice has a cat named Miso' });
     await memory.save('alice', { text: 'Alice lives in Lyon' });
     await memory.save(SHARED_OWNER, { text: 'Tea is in the kitchen' });
-    expect((await store.read('alice')).map((e) => e.type)).toEqual([
-      'itemSaved',
-      'itemEmbedded',
-      'itemSaved',
-      'itemEmbedded',
-    ]);
+    expect([...(await kept.vectors('alice')).keys()].sort()).toEqual(['m1', 'm2']);
     // "feline" is in no item's text: only its meaning finds the cat.
     expect((await memory.search('alice', 'feline')).map((h) => h.item.id)).toEqual(['m1']);
     const both = await memory.search('alice', 'which city and drink');
@@ -173,11 +179,12 @@ describe('memory service with embeddings', () => {
 
   it('falls back to full text when the embeddings fail, and keeps the item without a vector', async () => {
     const { embedder, state } = fakeEmbedder();
-    const { memory, store, warnings } = semanticSubject(embedder);
+    const { memory, kept, warnings } = semanticSubject(embedder);
     await memory.save('alice', { text: 'Alice has a cat named Miso' });
     state.failing = true;
     await memory.save('alice', { text: 'Alice drinks tea' });
-    expect((await store.read('alice')).map((e) => e.type)).toEqual(['itemSaved', 'itemEmbedded', 'itemSaved']);
+    expect((await kept.state('alice')).items.map((i) => i.id)).toEqual(['m1', 'm2']);
+    expect([...(await kept.vectors('alice')).keys()]).toEqual(['m1']);
     expect((await memory.search('alice', 'tea')).map((h) => h.item.id)).toEqual(['m2']);
     expect(await memory.search('alice', 'feline')).toEqual([]);
     expect(warnings).toHaveLength(1); // one warning per failure streak
@@ -186,8 +193,8 @@ describe('memory service with embeddings', () => {
 
   it("ignores another model's vector: a search embeds the item under its own model, once", async () => {
     const { embedder, state } = fakeEmbedder('new-model');
-    const { memory, store } = semanticSubject(embedder);
-    await store.append('alice', [
+    const { memory, kept } = semanticSubject(embedder);
+    await kept.append('alice', [
       {
         type: 'itemSaved',
         at: 'x',
@@ -196,7 +203,7 @@ describe('memory service with embeddings', () => {
       { type: 'itemEmbedded', at: 'x', id: 'old', model: 'old-model', vector: [0, 0, 1] },
     ]);
     expect((await memory.search('alice', 'feline')).map((h) => h.item.id)).toEqual(['old']);
-    expect((await store.read('alice')).at(-1)).toMatchObject({ type: 'itemEmbedded', id: 'old', model: 'new-model' });
+    expect((await kept.vectors('alice')).get('old')).toMatchObject({ model: 'new-model' });
     expect(state.calls).toBe(2); // the query, then the item
     await memory.search('alice', 'feline');
     expect(state.calls).toBe(3); // the query only: the item has its vector now
@@ -204,12 +211,12 @@ describe('memory service with embeddings', () => {
 
   it('embeds an item saved while the embeddings failed at the first search they answer, for it and the next', async () => {
     const { embedder, state } = fakeEmbedder();
-    const { memory, store } = semanticSubject(embedder);
+    const { memory, kept } = semanticSubject(embedder);
     state.failing = true;
     await memory.save('alice', { text: 'Alice likes tea' });
     expect(await memory.search('alice', 'drink')).toEqual([]); // no word in common, no meaning to go by
     state.failing = false;
     expect((await memory.search('alice', 'drink')).map((h) => h.item.id)).toEqual(['m1']);
-    expect((await store.read('alice')).map((e) => e.type)).toEqual(['itemSaved', 'itemEmbedded']);
+    expect([...(await kept.vectors('alice')).keys()]).toEqual(['m1']);
   });
 });

@@ -65,6 +65,29 @@ function countingFiles(failing: () => 'no' | 'half' | 'cut-too' = () => 'no') {
 }
 
 describe('jsonl record store', () => {
+  it('purges what deletes left in the file: a deleted value is nowhere on disk once purge resolves', async () => {
+    const dir = await tempDir();
+    const store = createJsonlRecordStore({ dir, log });
+    await store.open();
+    await store.commit([put('secret', 'the launch code'), put('kept', 'a note')]);
+    await store.commit([{ op: 'delete', ns: 'things', id: 'secret' }]);
+    expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).toContain('the launch code');
+    await store.purge();
+    const text = await readFile(join(dir, RECORDS_FILE), 'utf8');
+    expect(text).not.toContain('the launch code');
+    expect(text).toContain('a note');
+    expect(await store.commit([put('after', 1)])).toBe(true); // it goes on writing to the new file
+    await store.close();
+    const again = createJsonlRecordStore({ dir, log });
+    await again.open();
+    expect((await again.getMany('things', ['secret', 'kept', 'after'])).map((r) => r?.value)).toEqual([
+      undefined,
+      'a note',
+      1,
+    ]);
+    await again.close();
+  });
+
   it('writes commits that arrive during a sync together: one append and one sync for many', async () => {
     const dir = await tempDir();
     const { files, counts } = countingFiles();

@@ -27,6 +27,7 @@ import { RESPONSES as WEBHOOK_RESPONSES } from '../../src/webhooks/feature/route
 import { schedulesMount } from '../../src/schedules/feature/mount.ts';
 import { webhooksMount } from '../../src/webhooks/feature/mount.ts';
 import type { WebhookCommands, WebhookService } from '../../src/webhooks/index.ts';
+import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
@@ -161,7 +162,7 @@ const schedules = createScheduler({
 const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' }, memory: {} });
 /** Memory in memory: the POST saves the item (`item-1`) the DELETE of one item forgets. */
 const memory = createMemoryService({
-  ...memoryStoresOf(config.storage, pino({ level: 'silent' }), undefined),
+  ...memoryStoresOf(config.storage, pino({ level: 'silent' }), undefined, createMemoryRecordStore()),
   config: config.memory!,
   clock: { now: () => Date.parse(at) },
   ids: () => 'item-1',

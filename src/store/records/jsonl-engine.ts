@@ -78,7 +78,8 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
     }
   }
 
-  async function compact(): Promise<void> {
+  /** Rewrites the file with the live records only; false (logged, the file kept as it was) when it could not. */
+  async function compact(): Promise<boolean> {
     const before = size;
     const live = state.live();
     const bytes = Buffer.from(live.map((held) => lineOf([{ op: 'put', ...held }])).join(''));
@@ -95,20 +96,28 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
       file = undefined; // the next write opens the new file
       await syncPath(dir, 'sync');
       log.info({ path, before, after: size, records: live.length }, 'record store: compacted');
+      return true;
     } catch (err) {
       await out?.close().catch(() => undefined);
       await rm(temp, { force: true }).catch(() => undefined);
       compactAt = 2 * size;
       log.warn({ path, err: messageOf(err) }, 'record store: compaction failed; the file is kept as it was');
+      return false;
     }
   }
+  /** Purges waiting for the next look between groups. */
+  const purges: ((compacted: boolean) => void)[] = [];
 
   const writer = createGroupWriter(
     state,
     {
       write,
       async after() {
-        if (size > compactAt && size > 2 * state.liveBytes()) await compact();
+        const asked = purges.splice(0);
+        if (asked.length > 0 || (size > compactAt && size > 2 * state.liveBytes())) {
+          const compacted = await compact();
+          for (const done of asked) done(compacted);
+        }
       },
     },
     options.maxGroup,
@@ -131,6 +140,12 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
 
   return overState(state, clock, {
     commit: (writes, fence) => writer.commit(prepare(writes), fence),
+    async purge() {
+      await writer.commit([], undefined); // the commits made before are in the file now
+      const compacted = new Promise<boolean>((resolve) => purges.push(resolve));
+      void writer.commit([], undefined); // a group, after which the file is compacted
+      if (!(await compacted)) throw unavailable(`cannot compact ${path}`, new Error('compaction failed'));
+    },
     open,
     async close() {
       await writer.drained();

@@ -28,6 +28,8 @@ export function overState(
     ready(): void;
     /** Resolves once the commits decided before a token was issued are applied or refused (default: at once). */
     settled?(): Promise<void>;
+    /** RecordStore.purge (default: nothing is left behind). */
+    purge?(): Promise<void>;
   },
 ): RecordStore {
   const leases = createLocalLeases(clock);
@@ -39,6 +41,7 @@ export function overState(
   return {
     open: () => engine.open(),
     close: () => engine.close(),
+    purge: () => engine.purge?.() ?? Promise.resolve(),
     get: (ns, id) =>
       read(() => {
         const held = state.get(recordKey(ns, id));

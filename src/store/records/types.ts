@@ -113,6 +113,12 @@ export interface RecordStore {
   query(q: RecordQuery): Promise<StoredRecord[]>;
   /** How many records an index group holds (O(1) or O(log n), never a scan). */
   count(ns: string, index: string, group: string): Promise<number>;
+  /**
+   * Removes from the medium what deletes and expiry left behind, once the commits made before it were applied: after it
+   * resolves, a deleted record's value is nowhere on disk (JSONL: the file is compacted now; memory and Redis: a
+   * delete removes it at once). How an erasure keeps its promise. Rejects when it could not.
+   */
+  purge(): Promise<void>;
   /** All writes or none; false (nothing written) when an `ifVersion` or the fence fails. Durable once it resolves. */
   commit(writes: readonly RecordWrite[], options?: { fence?: Fence }): Promise<boolean>;
   /** A lease on (ns, id) for `ttlMs`, apart from the record; undefined when another holder's is still running. */
