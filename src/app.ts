@@ -30,7 +30,7 @@ import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
-import { createA2aPush } from './a2a-push/index.ts';
+import { createA2aPush } from './a2a-face/push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';

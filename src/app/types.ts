@@ -1,5 +1,5 @@
 /** What `createApp` is given and returns. */
-import type { A2aPush } from '../a2a-push/index.ts';
+import type { A2aPush } from '../a2a-face/push/index.ts';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
@@ -53,7 +53,7 @@ export interface App {
   serverFace: ServerFace;
   /** The inspection hub, when `server.inspect` is on. */
   inspect: InspectHub | undefined;
-  /** A2A push notifications: tasks' configs, and their deliveries in the durable outbox (src/a2a-push). */
+  /** A2A push notifications: tasks' configs, and their deliveries in the durable outbox (src/a2a-face/push). */
   a2aPush: A2aPush;
   /** Checks the store's medium before listening and ends tool servers a crashed run left; rejects with the problem. */
   open(): Promise<void>;

@@ -9,7 +9,7 @@
  * - It polls only once there is something to look for: `start(true)` (webhooks exist, or another instance may add
  *   deliveries), `poll()`, the first `wake()`, or a pending delivery found at start; until then no timer runs.
  * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
- * - A delivery the push target owns (an A2A push notification, src/a2a-push) is sent as the request the target
+ * - A delivery the push target owns (an A2A push notification, src/a2a-face/push) is sent as the request the target
  *   builds for it at the attempt, with the target's timeout and retry schedule; when it builds none (the config was
  *   deleted) the delivery fails with `lastError: "push config removed"`.
  */

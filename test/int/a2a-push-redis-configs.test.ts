@@ -1,11 +1,11 @@
 /**
- * A2A push configs on Redis (src/a2a-push/changes-redis.ts with config-index.ts), two instances on one private
+ * A2A push configs on Redis (src/a2a-face/push/changes-redis.ts with config-index.ts), two instances on one private
  * redis-server: a task without a config reads no record of it while the instances hear each other's changes, and a
  * config one instance sets or deletes is seen by the other at its next fact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisIndexChanges } from '../../src/a2a-push/changes-redis.ts';
-import { createPushConfigStore } from '../../src/a2a-push/config-store.ts';
+import { createRedisIndexChanges } from '../../src/a2a-face/push/changes-redis.ts';
+import { createPushConfigStore } from '../../src/a2a-face/push/config-store.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createRedisSecretStore, type SecretStore } from '../../src/store/secret-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';

@@ -12,7 +12,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { isPushDelivery } from '../../src/a2a-push/index.ts';
+import { isPushDelivery } from '../../src/a2a-face/push/index.ts';
 import { authed, data, rawRpc, send, text, userMessage, v03Client, v1Client } from '../support/a2a-clients.ts';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import type { RunningApp } from '../support/start-app.ts';

@@ -4,8 +4,8 @@
  * an in-memory stand-in of changes-redis.ts), and each task's record is read while they do not.
  */
 import { describe, expect, it } from 'vitest';
-import type { IndexChanges } from '../../src/a2a-push/config-index.ts';
-import { createPushConfigStore } from '../../src/a2a-push/config-store.ts';
+import type { IndexChanges } from '../../src/a2a-face/push/config-index.ts';
+import { createPushConfigStore } from '../../src/a2a-face/push/config-store.ts';
 import { createMemorySecretStore, type SecretStore } from '../../src/store/secret-store.ts';
 
 const policy = { allowPrivateNetworks: true, allowedHosts: undefined };

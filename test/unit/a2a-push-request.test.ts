@@ -1,6 +1,6 @@
-/** A push notification's request (src/a2a-push/request.ts): headers by the config, the body as given. */
+/** A push notification's request (src/a2a-face/push/request.ts): headers by the config, the body as given. */
 import { describe, expect, it } from 'vitest';
-import { buildPushRequest } from '../../src/a2a-push/index.ts';
+import { buildPushRequest } from '../../src/a2a-face/push/index.ts';
 
 const url = 'https://receiver.example/hook';
 

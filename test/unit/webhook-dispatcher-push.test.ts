@@ -9,7 +9,7 @@ import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createDispatcher, type PushTarget } from '../../src/webhooks/dispatcher.ts';
 import { createMemoryOutbox, type Delivery } from '../../src/webhooks/outbox-store.ts';
-import { isPushDelivery } from '../../src/a2a-push/index.ts';
+import { isPushDelivery } from '../../src/a2a-face/push/index.ts';
 
 let receiver: Server;
 let url = '';

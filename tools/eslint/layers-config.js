@@ -213,10 +213,10 @@ export const LAYERS = {
     mcpFace: { path: 'src/mcp-face', uses: [...FACE_USES, 'toolsMessages'] },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
     a2aFace: { path: 'src/a2a-face', uses: FACE_USES },
-    // A2A push notifications: tasks' configs in the secret store (their changes heard across instances on Redis),
+    // A2A push notifications, with the A2A face (src/a2a-face/push): tasks' configs in the secret store (their changes heard across instances on Redis),
     // notifications as deliveries of the webhooks' outbox.
     a2aPush: {
-      path: 'src/a2a-push',
+      path: 'src/a2a-face/push',
       uses: [...LEAVES, 'config', 'bus', 'store', 'redis', 'auth', 'agent', 'toolsSpawn', 'webhooks', 'a2aFace'],
     },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.

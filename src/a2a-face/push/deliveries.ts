@@ -14,21 +14,14 @@
  *   config was deleted meanwhile (the dispatcher fails the delivery then, as for a removed webhook).
  */
 import { createHash } from 'node:crypto';
-import {
-  encodeTask,
-  taskIdOf,
-  taskView,
-  type A2aPushConfigs,
-  type PushConfig,
-  type TaskState,
-} from '../a2a-face/index.ts';
-import type { TurnFollower, TurnStep } from '../agent/index.ts';
-import type { Clock } from '../clock.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS, type WebhookEventType } from '../config/schema.ts';
-import { sessionIdOf } from '../session-id.ts';
-import type { Delivery, OutboxStore } from '../webhooks/outbox-store.ts';
+import { encodeTask, taskIdOf, taskView, type A2aPushConfigs, type PushConfig, type TaskState } from '../index.ts';
+import type { TurnFollower, TurnStep } from '../../agent/index.ts';
+import type { Clock } from '../../clock.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, type WebhookEventType } from '../../config/schema.ts';
+import { sessionIdOf } from '../../session-id.ts';
+import type { Delivery, OutboxStore } from '../../webhooks/outbox-store.ts';
 import { buildPushRequest, type OutboundRequest } from './request.ts';
-import type { PushSigner } from '../auth/notification-signer.ts';
+import type { PushSigner } from '../../auth/notification-signer.ts';
 
 export const PUSH_WEBHOOK_PREFIX = 'a2a-push/';
 

@@ -6,8 +6,8 @@
  * while Redis is away (the config's change fails with it). `open` resolves once subscribed, or rejects (the caller
  * logs it; reads then go to the store, as while not live).
  */
-import type { Logger } from '../log/index.ts';
-import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { closeRedisConnection, createRedisConnection } from '../../redis/index.ts';
 import type { IndexChanges } from './config-index.ts';
 
 export function createRedisIndexChanges(options: { url: string; keyPrefix: string; log: Logger }) {

@@ -13,10 +13,10 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { A2aPushConfigs, PushConfig } from '../a2a-face/index.ts';
-import { AppError } from '../errors/index.ts';
-import type { Lease, SecretStore } from '../store/secret-store.ts';
-import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
+import type { A2aPushConfigs, PushConfig } from '../index.ts';
+import { AppError } from '../../errors/index.ts';
+import type { Lease, SecretStore } from '../../store/secret-store.ts';
+import { checkUrl, type UrlPolicy } from '../../tools/spawn/url-policy.ts';
 import { createConfigIndex, type IndexChanges } from './config-index.ts';
 
 const LOCK_MS = 5_000;

@@ -10,7 +10,7 @@
  *   is seen here once its message arrived (Redis pub/sub: well under a millisecond on one network).
  */
 import { z } from 'zod';
-import type { Lease, SecretStore } from '../store/secret-store.ts';
+import type { Lease, SecretStore } from '../../store/secret-store.ts';
 
 const INDEX_KEY = 'a2a-push-tasks';
 const indexSchema = z.array(z.string());

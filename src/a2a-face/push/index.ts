@@ -4,17 +4,17 @@
  * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves. The webhook service hears
  * the stored facts through its reaction (src/agent/react) and asks `target.announce` for each.
  */
-import type { TurnFollower } from '../agent/index.ts';
-import type { Clock } from '../clock.ts';
-import type { AgentConfig } from '../config/schema.ts';
-import type { Logger } from '../log/index.ts';
-import { madeOnce } from '../made-once.ts';
-import { sharedSecret, type SecretStore } from '../store/secret-store.ts';
-import type { OutboxStore } from '../webhooks/outbox-store.ts';
+import type { TurnFollower } from '../../agent/index.ts';
+import type { Clock } from '../../clock.ts';
+import type { AgentConfig } from '../../config/schema.ts';
+import type { Logger } from '../../log/index.ts';
+import { madeOnce } from '../../made-once.ts';
+import { sharedSecret, type SecretStore } from '../../store/secret-store.ts';
+import type { OutboxStore } from '../../webhooks/outbox-store.ts';
 import { createRedisIndexChanges } from './changes-redis.ts';
 import { createPushConfigStore } from './config-store.ts';
 import { createPushDeliveries } from './deliveries.ts';
-import { createPushSigner } from '../auth/notification-signer.ts';
+import { createPushSigner } from '../../auth/notification-signer.ts';
 
 export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './deliveries.ts';
 export { buildPushRequest, type OutboundRequest } from './request.ts';

@@ -4,7 +4,7 @@
  * `{ task }`; v0.3 `application/json`, the bare task); `X-A2A-Notification-Token` when the config has a token;
  * `Authorization: <scheme> <credentials>` when its `authentication` gives both, else `Bearer <agentd's JWT>`.
  */
-import type { PushConfig } from '../a2a-face/index.ts';
+import type { PushConfig } from '../index.ts';
 
 export interface OutboundRequest {
   url: string;
