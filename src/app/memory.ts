@@ -9,7 +9,7 @@ import type { Logger } from '../log/index.ts';
 import { createMemoryService, memoryStoresOf, type MemoryEmbedder, type MemoryService } from '../memory/index.ts';
 import { createEmbedder } from '../memory/embeddings.ts';
 import { resolveProvider } from '../llm/providers.ts';
-import { proxiedFetch } from '../proxy.ts';
+import { proxiedFetch } from '../egress/proxy.ts';
 
 export function memoryOf(
   config: Pick<AgentConfig, 'memory' | 'storage'>,

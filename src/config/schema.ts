@@ -17,6 +17,7 @@ import {
   serverNameSchema,
   type httpServerSchema,
 } from './tool-servers-schema.ts';
+import { egressSchema } from './egress-schema.ts';
 
 export { MEMORY_SERVER_ID } from './tool-servers-schema.ts';
 
@@ -91,6 +92,7 @@ export const agentConfigSchema = z
       .prefault({})
       .describe('The agent served over A2A: its card at `/.well-known/agent-card.json` and `POST /a2a`.'),
     webhooks: webhooksSchema,
+    egress: egressSchema,
     agUi: agUiSchema
       .prefault({})
       .describe(
@@ -117,6 +119,15 @@ export const agentConfigSchema = z
     {
       path: ['toolPolicy', 'rules'],
       message: `a rule names server "memory", and no tool server has that name: the built-in memory tools' server is "${MEMORY_SERVER_ID}"`,
+    },
+  )
+  .refine(
+    (c) =>
+      (c.egress.allowPrivateNetworks === undefined || c.server.mcp.allowPrivateNetworks === undefined) &&
+      (c.egress.allowedHosts === undefined || c.server.mcp.allowedHosts === undefined),
+    {
+      path: ['egress'],
+      message: 'egress and its older names under server.mcp set the same key: keep egress only',
     },
   )
   .refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {

@@ -110,16 +110,12 @@ export const serverSchema = z.strictObject({
       allowedCommands: allowedCommandsSchema,
       allowPrivateNetworks: z
         .boolean()
-        .default(true)
-        .describe(
-          'Runtime-connected http servers and A2A agents (and their OAuth endpoints) may be on private, loopback and CGNAT addresses; link-local and cloud-metadata addresses never.',
-        ),
+        .optional()
+        .describe('The older name of `egress.allowPrivateNetworks`, read when `egress` does not set it.'),
       allowedHosts: z
         .array(z.string().min(1))
         .optional()
-        .describe(
-          'When set, runtime-connected http servers and A2A agents may be only on these hosts (a name, or `.suffix` for its subdomains).',
-        ),
+        .describe('The older name of `egress.allowedHosts`, read when `egress` does not set it.'),
       maxHops: z
         .number()
         .int()

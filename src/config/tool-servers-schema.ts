@@ -6,7 +6,7 @@ import { serverFeatureKeys } from './server-features.ts';
 
 const stringMap = z.record(z.string(), z.string());
 
-/** A remote server's forward proxy (src/proxy.ts): a URL, `false` for none, absent for the environment's. */
+/** A remote server's forward proxy (src/egress/proxy.ts): a URL, `false` for none, absent for the environment's. */
 export const proxySetting = z
   .union([z.url({ protocol: /^https?$/ }), z.literal(false)])
   .optional()

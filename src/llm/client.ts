@@ -21,7 +21,7 @@
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
  * - `llm.maxEventBytes` bounds one stream event and a whole unstreamed reply (`event_too_large`); a malformed
  *   answer, a 204 to a streaming request included, fails as `bad_response`, never as "could not reach".
- * - Requests go through `llm.proxy`, else the environment's proxy (src/proxy.ts), else straight.
+ * - Requests go through `llm.proxy`, else the environment's proxy (src/egress/proxy.ts), else straight.
  * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
@@ -30,7 +30,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanRequest, headersOf, MAX_ERROR_BODY_BYTES, requestHead, wholeBody } from './lean-request.ts';
 import { createHttp1Pool } from './http1-client/index.ts';
-import { proxyFor } from '../proxy.ts';
+import { proxyFor } from '../egress/proxy.ts';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import { ModelAnswerError, ModelProtocolError } from './api-error.ts';

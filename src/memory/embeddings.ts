@@ -8,7 +8,7 @@
  * another shape or length) with a message that names no text; the service then ranks by full text alone.
  */
 import { z } from 'zod';
-import type { FetchLike } from '../proxy.ts';
+import type { FetchLike } from '../egress/proxy.ts';
 import type { MemoryEmbedder } from './types.ts';
 
 export interface EmbedderOptions {

@@ -5,7 +5,7 @@
  * and notices are ignored (the server's own connection owns them).
  */
 import type { HttpServerConfig } from '../config/schema.ts';
-import { proxiedFetch } from '../proxy.ts';
+import { proxiedFetch } from '../egress/proxy.ts';
 import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';

@@ -4,7 +4,7 @@
  * `mcp.serverStatus`, every catalogue change as `mcp.toolsChanged`. A connection that reaches this very agentd is
  * closed and fails its attempt (self-connection.ts).
  */
-import { proxiedFetch } from '../proxy.ts';
+import { proxiedFetch } from '../egress/proxy.ts';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import {
   httpServerSchema,
@@ -75,7 +75,7 @@ export function createServerPool(options: PoolOptions) {
     const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
     const pinned =
       entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
-    // A configured http server's requests go through its `proxy`, else the environment's (src/proxy.ts).
+    // A configured http server's requests go through its `proxy`, else the environment's (src/egress/proxy.ts).
     const fetch =
       pinned?.fetch ??
       (entry.config.type === 'http' ? proxiedFetch(globalThis.fetch, entry.config.proxy, options.env) : undefined);

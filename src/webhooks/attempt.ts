@@ -1,13 +1,13 @@
 /**
  * One attempt of a delivery: the URL policy of remote tool servers checked on the resolved addresses (the request
- * goes to those only, or through the forward proxy src/proxy.ts picks), the request sent with the target's timeout.
+ * goes to those only, or through the forward proxy src/egress/proxy.ts picks), the request sent with the target's timeout.
  * A webhook's request is a signed POST (`attemptDelivery`); an A2A push notification's is built by src/a2a-face/push
  * (`attemptRequest` sends either). A 2xx delivers; 408, 429, 5xx, a timeout or a network error is retried; any other
  * answer, or a URL the policy refuses, fails for good. The answer's body is not read.
  */
 import { AppError } from '../errors/index.ts';
-import { proxyFor, type ProxySetting } from '../proxy.ts';
-import { pinnedFetch, resolveAllowed, type UrlPolicy } from '../tools/spawn/url-policy.ts';
+import { proxyFor, type ProxySetting } from '../egress/proxy.ts';
+import { pinnedFetch, resolveAllowed, type UrlPolicy } from '../egress/url-policy.ts';
 import type { StoredWebhook } from './outbox-store.ts';
 import { signedHeaders } from './sign.ts';
 

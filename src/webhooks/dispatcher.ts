@@ -15,7 +15,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
-import type { UrlPolicy } from '../tools/spawn/url-policy.ts';
+import type { UrlPolicy } from '../egress/url-policy.ts';
 import { attemptDelivery, attemptRequest, type AttemptOutcome, type AttemptRequest } from './attempt.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
 

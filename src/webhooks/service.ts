@@ -7,7 +7,7 @@
  * - A fact a webhook asks for (its events, its filter) becomes one delivery per webhook and fact id, whatever
  *   announces it how often: the body (`{ type, timestamp, data }`) and the id (`webhook-id`, the receiver's
  *   idempotency key) are fixed then, so a reaction run twice (a crash before its checkpoint) sends nothing twice.
- * - URLs pass the URL policy of runtime tool servers (`server.mcp.allowPrivateNetworks`, `allowedHosts`; never
+ * - URLs pass the egress policy (`egress.allowPrivateNetworks`, `allowedHosts`, src/egress/policy.ts; never
  *   link-local or metadata) when the service opens (the agent file's: INVALID_REQUEST naming `webhooks.<n>.url`)
  *   and when added (`url`), and again on the resolved addresses at each attempt.
  * - Secrets never leave: records list no secret, and a runtime secret is redacted from every output.
@@ -20,7 +20,8 @@ import type { Clock } from '../clock.ts';
 import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
+import { egressPolicyOf } from '../egress/policy.ts';
+import { checkUrl, type UrlPolicy } from '../egress/url-policy.ts';
 import { createDispatcher, type PushAnnouncer } from './dispatcher.ts';
 import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './events.ts';
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
@@ -28,7 +29,7 @@ import type { WebhookCommands, WebhookRecord } from './messages.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
 
 export interface WebhookServiceDeps {
-  config: Pick<AgentConfig, 'webhooks' | 'server' | 'storage'>;
+  config: Pick<AgentConfig, 'webhooks' | 'server' | 'storage' | 'egress'>;
   bus: Pick<Bus<WebhookCommands, AgentEvents>, 'handle' | 'on'>;
   outbox: OutboxStore;
   clock: Clock;
@@ -80,10 +81,7 @@ function checked(url: string, field: string, policy: UrlPolicy): void {
 
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { outbox, clock, log } = deps;
-  const policy: UrlPolicy = {
-    allowPrivateNetworks: deps.config.server.mcp.allowPrivateNetworks,
-    allowedHosts: deps.config.server.mcp.allowedHosts,
-  };
+  const policy: UrlPolicy = egressPolicyOf(deps.config);
   const hooks = new Map<string, { hook: StoredWebhook; source: Source }>();
   deps.config.webhooks.forEach((w, i) =>
     hooks.set(w.id ?? `webhook-${i + 1}`, { hook: { ...w, id: w.id ?? `webhook-${i + 1}` }, source: 'config' }),

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pinnedFetch } from '../../src/tools/spawn/url-policy.ts';
+import { pinnedFetch } from '../../src/egress/url-policy.ts';
 
 describe('pinned fetch', () => {
   const requests: IncomingMessage[] = [];

@@ -1,6 +1,6 @@
 /** Which forward proxy a request goes through (src/proxy.ts): settings, HTTPS_PROXY/HTTP_PROXY, NO_PROXY. */
 import { describe, expect, it } from 'vitest';
-import { proxyFor } from '../../src/proxy.ts';
+import { proxyFor } from '../../src/egress/proxy.ts';
 
 const via = (target: string, env: NodeJS.ProcessEnv, setting?: string | false) => proxyFor(target, setting, env)?.href;
 

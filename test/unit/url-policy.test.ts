@@ -3,7 +3,7 @@
  * opens a socket, whatever the policy answers.
  */
 import { describe, expect, it } from 'vitest';
-import { addressRefusal, checkUrl, resolveAllowed, type Lookup } from '../../src/tools/spawn/url-policy.ts';
+import { addressRefusal, checkUrl, resolveAllowed, type Lookup } from '../../src/egress/url-policy.ts';
 
 const open = { allowPrivateNetworks: true };
 const strict = { allowPrivateNetworks: false };

@@ -13,7 +13,7 @@ const LEAVES = [
   'packageInfo',
   'errors',
   'log',
-  'proxy',
+  'egress',
   'procs',
 ];
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
@@ -72,8 +72,9 @@ export const LAYERS = {
     // Session ids and keys: `sessionKey` refuses a bad id through the error table.
     sessionId: { path: 'src/session-id.ts', uses: ['errors'] },
     packageInfo: { path: 'src/package-info.ts' },
-    // Which forward proxy an outgoing request goes through (settings, HTTPS_PROXY, NO_PROXY), and a fetch through it.
-    proxy: { path: 'src/proxy.ts' },
+    // Egress: which URLs agentd may reach for a runtime server, a webhook, a push config (url-policy.ts), the forward
+    // proxy a request goes through (proxy.ts), and the policy the agent file sets (policy.ts).
+    egress: { path: 'src/egress', uses: ['errors'] },
     // The system's processes (/proc): which runs, since when, in which boot.
     procs: { path: 'src/procs.ts' },
     errors: { path: 'src/errors' },

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { A2aPushConfigs, PushConfig } from '../index.ts';
 import { AppError } from '../../errors/index.ts';
 import type { Lease, SecretStore } from '../../store/secret-store.ts';
-import { checkUrl, type UrlPolicy } from '../../tools/spawn/url-policy.ts';
+import { checkUrl, type UrlPolicy } from '../../egress/url-policy.ts';
 import { createConfigIndex, type IndexChanges } from './config-index.ts';
 
 const LOCK_MS = 5_000;

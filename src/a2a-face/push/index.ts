@@ -9,6 +9,7 @@ import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import { madeOnce } from '../../made-once.ts';
+import { egressPolicyOf } from '../../egress/policy.ts';
 import { sharedSecret, type SecretStore } from '../../store/secret-store.ts';
 import type { OutboxStore } from '../../webhooks/outbox-store.ts';
 import { createRedisIndexChanges } from './changes-redis.ts';
@@ -20,7 +21,7 @@ export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './delive
 export { buildPushRequest, type OutboundRequest } from './request.ts';
 
 export interface A2aPushDeps {
-  config: Pick<AgentConfig, 'name' | 'server' | 'storage'>;
+  config: Pick<AgentConfig, 'name' | 'server' | 'storage' | 'egress'>;
   secrets: SecretStore;
   outbox: OutboxStore;
   follower: Pick<TurnFollower, 'steps'>;
@@ -31,8 +32,7 @@ export interface A2aPushDeps {
 }
 
 export function createA2aPush(deps: A2aPushDeps) {
-  const { mcp } = deps.config.server;
-  const policy = { allowPrivateNetworks: mcp.allowPrivateNetworks, allowedHosts: mcp.allowedHosts };
+  const policy = egressPolicyOf(deps.config);
   const { storage } = deps.config;
   // On redis the instances tell each other of config changes, so a task without one reads nothing there either.
   const shared =

@@ -15,7 +15,7 @@ import type { Logger } from '../../log/index.ts';
 import { callA2a } from './call.ts';
 import type { McpConnection } from '../mcp/connection.ts';
 import { limitedFetch } from '../mcp/limited-fetch.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
+import type { FetchLike } from '../../egress/url-policy.ts';
 import { messageOf } from '../../errors/index.ts';
 
 export const A2A_INPUT_SCHEMA: Tool['inputSchema'] = {

@@ -13,7 +13,7 @@ import type { McpServerConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import type { ServerOAuth } from '../oauth/client.ts';
 import type { ChildRegistry } from '../spawn/child-registry.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
+import type { FetchLike } from '../../egress/url-policy.ts';
 import { describe } from './call-error.ts';
 import { initializeWitness, negotiationMode, nextAttempt, type Attempt } from './eras.ts';
 import { limitedFetch } from './limited-fetch.ts';

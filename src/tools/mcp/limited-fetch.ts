@@ -4,7 +4,7 @@
  * the request it answers, so that call fails at once while the stream goes on.
  */
 import { LineReader } from './line-reader.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
+import type { FetchLike } from '../../egress/url-policy.ts';
 
 /** JSON-RPC error code of a result over maxResultBytes (implementation-defined range; not an SDK code). */
 export const RESULT_TOO_LARGE = -32050;

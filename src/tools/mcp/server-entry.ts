@@ -44,7 +44,7 @@ export interface McpServiceOptions {
   secrets?: SecretStore;
   /** agentd's OAuth callback URL, once it listens (default `http://127.0.0.1/api/oauth/callback`). */
   callbackUrl?: () => string;
-  /** Whose HTTPS_PROXY, HTTP_PROXY and NO_PROXY an http server's requests honour (src/proxy.ts; default process.env). */
+  /** Whose HTTPS_PROXY, HTTP_PROXY and NO_PROXY an http server's requests honour (src/egress/proxy.ts; default process.env). */
   env?: NodeJS.ProcessEnv;
 }
 

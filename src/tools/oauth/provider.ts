@@ -10,7 +10,7 @@ import type { Clock } from '../../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import type { SecretStore } from '../../store/secret-store.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
+import type { FetchLike } from '../../egress/url-policy.ts';
 import { clientMetadataOf, privateKeyJwt } from './identity.ts';
 import { checkDiscovery } from './policy.ts';
 import { scopeOfUrl, stateOf, type OAuthRecord } from './record.ts';

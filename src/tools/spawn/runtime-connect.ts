@@ -15,28 +15,30 @@ import {
 import { LAUNCHER_NAMES } from './allowlist.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './policy.ts';
-import { proxyFor } from '../../proxy.ts';
-import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
+import { proxyFor } from '../../egress/proxy.ts';
+import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from '../../egress/url-policy.ts';
+import { egressPolicyOf } from '../../egress/policy.ts';
 
 export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   /** False turns `POST /api/connect-server` off. */
   runtimeConnect: boolean;
   /**
-   * Whose HTTPS_PROXY, HTTP_PROXY and NO_PROXY a runtime server's requests honour (src/proxy.ts; default
+   * Whose HTTPS_PROXY, HTTP_PROXY and NO_PROXY a runtime server's requests honour (src/egress/proxy.ts; default
    * process.env). The URL policy judges the target either way, never the proxy.
    */
   env?: NodeJS.ProcessEnv;
 }
 
 /**
- * The runtime policy of `config.server.mcp`. Not shared: `allowedCommands` names executables (a package entry: the
+ * The runtime policy of `config.server.mcp` and `egress`. Not shared: `allowedCommands` names executables (a package entry: the
  * launchers). Shared: allowlist.ts runs only its entries, by default the agent file's stdio servers exactly.
  */
 export function runtimePolicyOf(
   config: AgentConfig,
   options: { shared: boolean; env?: NodeJS.ProcessEnv },
 ): RuntimePolicy {
-  const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
+  const { runtimeConnect, allowedCommands } = config.server.mcp;
+  const { allowPrivateNetworks, allowedHosts } = egressPolicyOf(config);
   const listed = allowedCommands?.map(runtimeEntryOf);
   const ownServers = Object.values(config.mcpServers).flatMap((s): RuntimeCommand[] =>
     s.type === 'stdio'

@@ -12,8 +12,8 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
 import type { Dispatcher, fetch as UndiciFetch } from 'undici';
-import { AppError } from '../../errors/index.ts';
-import type { FetchLike } from '../../proxy.ts';
+import { AppError } from '../errors/index.ts';
+import type { FetchLike } from './proxy.ts';
 
 export interface UrlPolicy {
   allowPrivateNetworks: boolean;
@@ -153,7 +153,7 @@ export type { FetchLike };
 
 /**
  * A fetch to the checked addresses only, refusing redirects. `close()` ends its connections at once, open requests
- * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself). With a `proxy` (src/proxy.ts)
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself). With a `proxy` (src/egress/proxy.ts)
  * the requests go through it instead (CONNECT for https): the proxy resolves the target, which passed the policy.
  */
 export function pinnedFetch(

@@ -11,7 +11,7 @@
  *   comma- or space-separated list of host names (`example.com` and `.example.com` both match the domain and its
  *   subdomains), IP literals (IPv6 with or without brackets), each optionally with `:port`. No CIDR ranges. An
  *   explicit `proxy` setting is never exempted.
- * - Only the target is judged by agentd's URL policy (src/tools/spawn/url-policy.ts), never the proxy: its address
+ * - Only the target is judged by agentd's URL policy (src/egress/url-policy.ts), never the proxy: its address
  *   is the operator's choice (a loopback proxy is fine).
  */
 import type { Dispatcher, fetch as UndiciFetch } from 'undici';
