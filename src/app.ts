@@ -122,7 +122,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // Finished work announced (webhooks, A2A push): one outbox on the sessions' medium, the webhooks' dispatcher
   // sends both kinds (the service opens and closes it); both are announced by one reaction to the stored facts.
   const webhookLog = log.child({ component: 'webhooks' });
-  const outbox = createOutboxStore(config.storage, webhookLog);
+  const outbox = createOutboxStore(config.storage, recordStore, webhookLog);
   const webhooks = createWebhookService({
     config,
     bus,

@@ -6,12 +6,12 @@
  * turn with no webhook writes nothing to the outbox.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rmdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rmdir } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OUTBOX_FILE } from '../../src/webhooks/outbox-jsonl.ts';
+import { RECORDS_FILE } from '../../src/store/records/index.ts';
 import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
 import { api, useSimulatorAndFolder } from '../support/messaging.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -146,8 +146,9 @@ describe('webhooks', () => {
     const data = await mkdtemp(join(env.dir, 'none-'));
     const app = await env.apps.start({ storage: { type: 'jsonl', dir: data } }, { modelUrl: env.sim.url });
     expect((await api(app.url, 'POST', '/api/message-sync', { message: '[[reply:quiet]]' })).status).toBe(200);
-    // No file at all: nothing was written, and no descriptor is held in the folder.
-    await expect(stat(join(data, OUTBOX_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+    await env.apps.stop(app); // the session closes: whatever it wrote is in the file now
+    const written = await readFile(join(data, RECORDS_FILE), 'utf8').catch(() => '');
+    expect(written).not.toContain('outbox.');
   });
 
   it('given a fact stored but not yet reacted to when agentd is killed (-9), the restarted agentd delivers it once', async () => {
@@ -162,38 +163,52 @@ describe('webhooks', () => {
       const p = runAgentd(['--agent', file, '--web-port', '0']);
       return { p, url: `http://127.0.0.1:${await listeningPort(p)}` };
     };
+    const stop = async (a: { p: AgentdProcess }, signal: NodeJS.Signals) => {
+      a.p.child.kill(signal);
+      await a.p.exited;
+    };
+    const message = (url: string, text: string, sessionId: string) =>
+      api(url, 'POST', '/api/message-sync', { message: `[[reply:${text}]]`, sessionId });
+    const summaries = () => rx.accepted().map((r) => JSON.parse(r.body).data.summary as string);
+    // A first agentd announces a turn: the record store (outbox, checkpoints) is on disk.
     const first = await run();
-    const outbox = join(data, OUTBOX_FILE);
     try {
-      // The outbox cannot be written (a folder where its file goes): the response is stored, its reaction fails.
-      await mkdir(outbox);
-      const reply = await api(first.url, 'POST', '/api/message-sync', { message: '[[reply:after the crash]]' });
-      expect(reply.status).toBe(200);
-      await expect.poll(() => first.p.out() + first.p.err(), PATIENT).toContain('reactions: a fact was not handled');
+      expect((await message(first.url, 'before', 'earlier')).status).toBe(200);
+      await expect.poll(summaries, PATIENT).toEqual(['before']);
     } finally {
-      first.p.child.kill('SIGKILL');
-      await first.p.exited;
+      await stop(first, 'SIGTERM');
     }
-    expect(rx.received).toEqual([]);
-    await rmdir(outbox);
-    const second = await run(); // opens the session the reaction was stuck on, and catches it up
+    // The next one started, the record store's file cannot be appended to (a folder where it goes, the file set
+    // aside): the response is stored in the session's log, and keeping its delivery fails.
+    const records = join(data, RECORDS_FILE);
+    const second = await run();
     try {
-      await expect.poll(() => rx.accepted().length, PATIENT).toBe(1);
-      const payload = new Webhook(secret).verify(rx.accepted()[0]!.body, signed(rx.accepted()[0]!.headers)) as any;
-      expect(payload).toMatchObject({ type: 'turn.completed', data: { summary: 'after the crash' } });
+      await rename(records, `${records}.aside`);
+      await mkdir(records);
+      expect((await message(second.url, 'after the crash', 'crash')).status).toBe(200);
+      await expect.poll(() => second.p.out() + second.p.err(), PATIENT).toContain('reactions: a fact was not handled');
     } finally {
-      second.p.child.kill('SIGTERM');
-      await second.p.exited;
+      await stop(second, 'SIGKILL');
     }
-    // A third start finds the checkpoint past the fact: nothing is announced again.
+    expect(summaries()).toEqual(['before']);
+    await rmdir(records);
+    await rename(`${records}.aside`, records);
+    // The restart opens the session whose reactions were not done, and catches them up.
     const third = await run();
     try {
-      await api(third.url, 'POST', '/api/message-sync', { message: '[[reply:next]]' });
-      await expect.poll(() => rx.accepted().length, PATIENT).toBe(2);
-      expect(rx.accepted().map((r) => JSON.parse(r.body).data.summary)).toEqual(['after the crash', 'next']);
+      await expect.poll(summaries, PATIENT).toEqual(['before', 'after the crash']);
+      const payload = new Webhook(secret).verify(rx.accepted()[1]!.body, signed(rx.accepted()[1]!.headers)) as any;
+      expect(payload).toMatchObject({ type: 'turn.completed', data: { sessionId: 'crash' } });
     } finally {
-      third.p.child.kill('SIGTERM');
-      await third.p.exited;
+      await stop(third, 'SIGTERM');
+    }
+    // A fourth start finds the checkpoints past both facts: nothing is announced again.
+    const fourth = await run();
+    try {
+      await message(fourth.url, 'next', 'crash');
+      await expect.poll(summaries, PATIENT).toEqual(['before', 'after the crash', 'next']);
+    } finally {
+      await stop(fourth, 'SIGTERM');
     }
   });
 

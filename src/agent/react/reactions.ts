@@ -81,11 +81,14 @@ export function createReactions(deps: ReactionsDeps) {
   const starts = records.collection(deps.records, { ns: START, schema: startSchema, log });
   let startedAt: Promise<number> | undefined;
   /** When reactions came to this medium: the first instance to ask records it. */
-  const reactionsStart = (at = deps.now()) =>
-    (startedAt ??= (async () => {
+  const reactionsStart = (at = deps.now()) => {
+    startedAt ??= (async () => {
       await starts.put('start', { at }, { ifVersion: 0 });
       return (await starts.get('start'))?.value.at ?? 0;
-    })());
+    })();
+    startedAt.catch(() => (startedAt = undefined)); // asked again next time
+    return startedAt;
+  };
 
   function forSession(sessionId: string): SessionReactions {
     /** Each reaction's last handled seq, and what was last written. */
@@ -153,7 +156,16 @@ export function createReactions(deps: ReactionsDeps) {
       stored(s) {
         if (reactions.length === 0) return;
         queue(async () => {
-          await reactionsStart(Date.parse(s.ts)); // recorded (once per medium) with the first fact it covers
+          try {
+            await reactionsStart(Date.parse(s.ts)); // recorded (once per medium) with the first fact it covers
+          } catch (err) {
+            log.error(
+              { err, sessionId, seq: s.seq },
+              'reactions: the medium cannot be written; retried at the next open',
+            );
+            for (const r of reactions) stuck.add(r.name);
+            return;
+          }
           await handleOne(s);
           if (acted && endsTurn(s)) await write();
         });

@@ -57,6 +57,8 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   /** Frames waiting for room in the socket's buffer, oldest first, and their bytes. */
   private queue: Buffer[] = [];
   private queued = 0;
+  /** The largest frame handed on since nothing last waited for the peer: the bound counts what waits beyond it. */
+  private largest = 0;
   /** The close reason of a socket that dropped a frame, until it closes (`dropped`). */
   private lagging: string | undefined;
 
@@ -84,7 +86,9 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
    */
   sendFrame(frame: Buffer): boolean {
     if (this.closed || this.ws.readyState !== this.ws.OPEN || this.lagging) return false;
-    if (this.bufferedAmount > this.route.maxBackpressureBytes) return this.dropped();
+    const waiting = this.bufferedAmount;
+    this.largest = waiting === 0 ? frame.length : Math.max(this.largest, frame.length);
+    if (waiting - this.largest > this.route.maxBackpressureBytes) return this.dropped();
     if (this.queued > 0 || this.socket.writableLength >= SOCKET_BYTES) {
       this.queue.push(frame);
       this.queued += frame.length;

@@ -82,9 +82,11 @@ export interface WebSocketRoute<Data> {
   /** Seconds without traffic before the connection is cut; the peer is pinged first, and its pong counts. */
   idleTimeoutSec: number;
   /**
-   * Checked as each frame is queued: while more than this many bytes wait for the peer, a frame to it is dropped
-   * (`send` returns false, and so does every later one), `lagged` is told, and the socket closes 1008
-   * `slow consumer: N bytes unread` on the loop's next turn. A socket so holds at most this plus one frame.
+   * Checked as each frame is queued: while more than this many bytes wait for the peer beyond the largest frame
+   * handed on since nothing waited (a 12 MB message's echo is one frame a healthy reader takes in its time), a frame
+   * to it is dropped (`send` returns false, and so does every later one), `lagged` is told, and the socket closes
+   * 1008 `slow consumer: N bytes unread` on the loop's next turn. A socket so holds at most this plus its largest
+   * frame plus one. uWebSockets.js counts no frame apart: it is given this plus `maxPayloadBytes`.
    */
   maxBackpressureBytes: number;
   /** Decides an upgrade request: `res.accept(data)`, or an HTTP answer. */

@@ -69,7 +69,7 @@ class UwsApp implements EngineApp {
       maxPayloadLength: route.maxPayloadBytes,
       idleTimeout: route.idleTimeoutSec,
       sendPingsAutomatically: true,
-      maxBackpressure: route.maxBackpressureBytes,
+      maxBackpressure: route.maxBackpressureBytes + route.maxPayloadBytes, // a largest frame apart (types.ts)
       closeOnBackpressureLimit: false,
       upgrade: (res: UwsResponse, req: UwsRequest, context: us_socket_context_t) => {
         const address = formatIp(res.getRemoteAddress());

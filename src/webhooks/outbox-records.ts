@@ -1,0 +1,126 @@
+/**
+ * The outbox on the record store (src/store/records), the sessions' medium: deliveries as records of `outbox.delivery`
+ * (indexed by due time while pending, and by webhook and creation time), runtime webhooks as records of
+ * `outbox.webhook`, the attempt leases as the store's leases. Its JSONL engine group-commits: the deliveries a turn's
+ * reactions keep at once share one append and one sync. It passes test/unit/outbox-store-contract.ts on every engine.
+ * - A finished delivery (delivered or failed) expires `keepFinishedMs` after it finished (default a week): the store
+ *   drops it from every read and index then.
+ * - What an earlier agentd kept in its own outbox (`legacy`: `.agentd-outbox.jsonl`, or the `outbox:` keys on Redis)
+ *   is taken over once, at the first open on the medium (runtime webhooks, pending deliveries and each runtime
+ *   webhook's recent history), and never again (a record says it was; with nothing to take over, nothing is written).
+ * - The record store is opened and closed by its owner (createApp), not here.
+ */
+import { z } from 'zod';
+import type { Logger } from '../log/index.ts';
+import { records } from '../store/index.ts';
+import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
+
+const DELIVERIES = 'outbox.delivery';
+const WEBHOOKS = 'outbox.webhook';
+const TAKEN_OVER = 'outbox.legacy';
+/** How long delivered and failed deliveries stay listed (`GET /api/webhooks/{id}/deliveries`). */
+const KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
+const PAGE = 500;
+
+/** What the outbox takes over from an earlier one at most (pending deliveries, and each webhook's history). */
+const TAKE_OVER_MAX = 100_000;
+
+const deliveryIndexes = (d: Delivery): records.IndexEntry[] => [
+  ...(d.status === 'pending' ? [{ index: 'due', group: 'pending', score: d.nextAttemptAt }] : []),
+  { index: 'webhook', group: d.webhookId, score: d.createdAt },
+];
+
+export function createRecordOutbox(deps: {
+  records: records.RecordStore;
+  log: Logger;
+  /** The outbox an earlier agentd kept on this medium, taken over at the first open. */
+  legacy?: OutboxStore | undefined;
+  keepFinishedMs?: number;
+}): OutboxStore {
+  const { log } = deps;
+  const keep = deps.keepFinishedMs ?? KEEP_FINISHED_MS;
+  // Deliveries and webhooks are checked where they are made (the service); read back as they were put.
+  const deliveries = records.collection(deps.records, {
+    ns: DELIVERIES,
+    schema: z.custom<Delivery>((v) => typeof v === 'object' && v !== null),
+    indexes: deliveryIndexes,
+    log,
+  });
+  const hooks = records.collection(deps.records, {
+    ns: WEBHOOKS,
+    schema: z.custom<StoredWebhook>((v) => typeof v === 'object' && v !== null),
+    indexes: () => [{ index: 'all', group: 'all', score: 0 }],
+    log,
+  });
+  const takenOver = records.collection(deps.records, { ns: TAKEN_OVER, schema: z.object({ at: z.number() }), log });
+  const expiry = (d: Delivery) =>
+    d.status === 'pending' ? {} : { expiresAt: (d.deliveredAt ?? d.nextAttemptAt ?? d.createdAt) + keep };
+  const putWrite = (d: Delivery, ifVersion?: number) =>
+    deliveries.writes.put(d.id, d, { ...expiry(d), ...(ifVersion !== undefined && { ifVersion }) });
+
+  /** Every record of a query, a page at a time. */
+  async function all<T>(
+    c: records.Collection<T>,
+    q: Omit<records.RecordQuery, 'ns' | 'after' | 'limit'>,
+  ): Promise<records.Item<T>[]> {
+    const found: records.Item<T>[] = [];
+    for (let after: { score: number; id: string } | undefined; ;) {
+      const page = await c.query({ ...q, limit: PAGE, ...(after && { after }) });
+      found.push(...page);
+      const last = page.at(-1);
+      if (page.length < PAGE || !last) return found;
+      after = { score: q.index === 'webhook' ? (last.value as Delivery).createdAt : 0, id: last.id };
+    }
+  }
+
+  /** Takes over what an earlier outbox on this medium kept, once. */
+  async function takeOver(legacy: OutboxStore): Promise<void> {
+    if (await takenOver.get('legacy')) return;
+    await legacy.open();
+    try {
+      const runtime = await legacy.webhooks();
+      const kept = [
+        ...(await legacy.due(Number.MAX_SAFE_INTEGER, TAKE_OVER_MAX)),
+        ...(await Promise.all(runtime.map((h) => legacy.ofWebhook(h.id, 1000)))).flat(),
+      ];
+      for (const hook of runtime) await hooks.put(hook.id, hook, { ifVersion: 0 });
+      for (const d of new Map(kept.map((d) => [d.id, d])).values()) await deps.records.commit([putWrite(d, 0)]);
+      if (runtime.length + kept.length === 0) return; // nothing to take over: nothing written (no file on JSONL)
+      await takenOver.put('legacy', { at: Date.now() });
+      log.info({ webhooks: runtime.length, deliveries: kept.length }, 'webhook outbox: an earlier outbox taken over');
+    } finally {
+      await legacy.close();
+    }
+  }
+
+  return {
+    async open() {
+      if (deps.legacy) await takeOver(deps.legacy);
+    },
+    add: (d) => deps.records.commit([putWrite(d, 0)]),
+    async put(d) {
+      await deps.records.commit([putWrite(d)]);
+    },
+    get: async (id) => (await deliveries.get(id))?.value,
+    due: async (now, limit) =>
+      (await deliveries.query({ index: 'due', group: 'pending', max: now, limit })).map((i) => i.value),
+    ofWebhook: async (webhookId, limit) =>
+      (await deliveries.query({ index: 'webhook', group: webhookId, reverse: true, limit })).map((i) => i.value),
+    claim: (id, ttlMs) => deps.records.claim(DELIVERIES, id, ttlMs),
+    webhooks: async () => (await all(hooks, { index: 'all', group: 'all' })).map((i) => i.value),
+    addWebhook: (webhook) => hooks.put(webhook.id, webhook, { ifVersion: 0 }),
+    async deleteWebhook(id) {
+      for (;;) {
+        const hook = await hooks.get(id);
+        if (!hook) return false;
+        const own = await all(deliveries, { index: 'webhook', group: id });
+        const writes = [
+          hooks.writes.delete(id, { ifVersion: hook.version }),
+          ...own.map((d) => deliveries.writes.delete(d.id)),
+        ];
+        if (await deps.records.commit(writes)) return true;
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
