@@ -4,10 +4,13 @@
  * A webhook's request is a signed POST (`attemptDelivery`); an A2A push notification's is built by src/a2a-face/push
  * (`attemptRequest` sends either). A 2xx delivers; 408, 429, 5xx, a timeout or a network error is retried; any other
  * answer, or a URL the policy refuses, fails for good. The answer's body is not read.
+ * A client per target (its origin, the addresses it resolved to, its proxy) is kept between attempts, so deliveries
+ * to one receiver reuse its connections (keep-alive); the addresses are resolved and checked at every attempt, and a
+ * change makes a new client. `close()` ends every kept client.
  */
 import { AppError } from '../errors/index.ts';
 import { proxyFor, type ProxySetting } from '../egress/proxy.ts';
-import { pinnedFetch, resolveAllowed, type UrlPolicy } from '../egress/url-policy.ts';
+import { pinnedRequest, resolveAllowed, type UrlPolicy } from '../egress/url-policy.ts';
 import type { StoredWebhook } from './outbox-store.ts';
 import { signedHeaders } from './sign.ts';
 
@@ -24,50 +27,79 @@ export interface AttemptRequest {
 
 const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500;
 
-export async function attemptRequest(
-  request: AttemptRequest,
-  timeoutMs: number,
-  policy: UrlPolicy,
-  proxy: ProxySetting,
-): Promise<AttemptOutcome> {
-  let addresses;
-  try {
-    addresses = await resolveAllowed(request.url, policy);
-  } catch (err) {
-    const reason = err instanceof AppError ? err.message : String(err);
-    return { delivered: false, retry: false, error: `refused by the URL policy: ${reason}` };
-  }
-  const { fetch, close } = pinnedFetch(addresses, proxyFor(request.url, proxy));
-  try {
-    const { method, headers, body } = request;
-    const res = await fetch(request.url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
-    await res.body?.cancel().catch(() => undefined);
-    if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status };
-    return { delivered: false, retry: RETRIED(res.status), statusCode: res.status, error: `HTTP ${res.status}` };
-  } catch (err) {
-    const name = (err as Error).name;
-    const error = name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkError(err);
-    return { delivered: false, retry: true, error };
-  } finally {
-    await close().catch(() => undefined);
-  }
-}
+/** Clients kept at most (the least recently used one is closed first). */
+const KEPT_CLIENTS = 16;
 
-/** A webhook's attempt: its signed POST. */
-export function attemptDelivery(
-  hook: StoredWebhook,
-  delivery: { id: string; body: string },
-  at: number,
-  policy: UrlPolicy,
-): Promise<AttemptOutcome> {
-  const headers = { ...signedHeaders(hook.secret, delivery.id, at, delivery.body), 'user-agent': 'agentd-webhooks' };
-  return attemptRequest(
-    { url: hook.url, method: 'POST', headers, body: delivery.body },
-    hook.timeoutMs,
-    policy,
-    hook.proxy,
-  );
+export function createAttempts() {
+  const clients = new Map<string, ReturnType<typeof pinnedRequest>>();
+  const clientFor = (url: string, addresses: Awaited<ReturnType<typeof resolveAllowed>>, proxy: URL | undefined) => {
+    const key = `${new URL(url).origin}|${addresses.map((a) => a.address).join(',')}|${proxy?.href ?? ''}`;
+    let client = clients.get(key);
+    if (client) clients.delete(key);
+    else client = pinnedRequest(addresses, proxy);
+    clients.set(key, client);
+    for (const [old, kept] of clients) {
+      if (clients.size <= KEPT_CLIENTS) break;
+      clients.delete(old);
+      void kept.close().catch(() => undefined);
+    }
+    return client;
+  };
+
+  async function attemptRequest(
+    request: AttemptRequest,
+    timeoutMs: number,
+    policy: UrlPolicy,
+    proxy: ProxySetting,
+  ): Promise<AttemptOutcome> {
+    let addresses;
+    try {
+      addresses = await resolveAllowed(request.url, policy);
+    } catch (err) {
+      const reason = err instanceof AppError ? err.message : String(err);
+      return { delivered: false, retry: false, error: `refused by the URL policy: ${reason}` };
+    }
+    const client = clientFor(request.url, addresses, proxyFor(request.url, proxy));
+    try {
+      const res = await client.request({ ...request, signal: AbortSignal.timeout(timeoutMs) });
+      if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status };
+      return { delivered: false, retry: RETRIED(res.status), statusCode: res.status, error: `HTTP ${res.status}` };
+    } catch (err) {
+      const name = (err as Error).name;
+      const error = name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkError(err);
+      return { delivered: false, retry: true, error };
+    }
+  }
+
+  return {
+    attemptRequest,
+    /** A webhook's attempt: its signed POST. */
+    attemptDelivery(
+      hook: StoredWebhook,
+      delivery: { id: string; body: string },
+      at: number,
+      policy: UrlPolicy,
+    ): Promise<AttemptOutcome> {
+      const headers = {
+        ...signedHeaders(hook.secret, delivery.id, at, delivery.body),
+        'user-agent': 'agentd-webhooks',
+      };
+      return attemptRequest(
+        { url: hook.url, method: 'POST', headers, body: delivery.body },
+        hook.timeoutMs,
+        policy,
+        hook.proxy,
+      );
+    },
+    /** Ends every kept client's connections. */
+    async close(): Promise<void> {
+      const all = [...clients.values()];
+      clients.clear();
+      await Promise.all(all.map((c) => c.close().catch(() => undefined)));
+    },
+  };
 }
+export type Attempts = ReturnType<typeof createAttempts>;
 
 const networkError = (err: unknown): string => {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;

@@ -16,7 +16,7 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { UrlPolicy } from '../egress/url-policy.ts';
-import { attemptDelivery, attemptRequest, type AttemptOutcome, type AttemptRequest } from './attempt.ts';
+import { createAttempts, type AttemptOutcome, type AttemptRequest } from './attempt.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
 
 /** Deliveries attempted per look at most. */
@@ -68,6 +68,8 @@ export interface DispatcherDeps {
 export function createDispatcher(deps: DispatcherDeps) {
   const { outbox, clock, log } = deps;
   const pollMs = deps.pollMs ?? 1_000;
+  /** The attempts' HTTP clients, kept between attempts (keep-alive to each receiver). */
+  const attempts = createAttempts();
   let stopped = true;
   let looking: Promise<void> | undefined;
   let again = false;
@@ -92,9 +94,11 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function attempt(d: Delivery, to: ReturnType<typeof targetOf>, now: number): Promise<AttemptOutcome> {
     if (to.push) {
       const request = await to.push.request(d, now);
-      return request ? attemptRequest(request, to.timeoutMs, deps.policy, undefined) : gone('push config removed');
+      return request
+        ? attempts.attemptRequest(request, to.timeoutMs, deps.policy, undefined)
+        : gone('push config removed');
     }
-    return to.hook ? attemptDelivery(to.hook, d, now, deps.policy) : gone('webhook removed');
+    return to.hook ? attempts.attemptDelivery(to.hook, d, now, deps.policy) : gone('webhook removed');
   }
 
   async function send(d: Delivery): Promise<void> {
@@ -172,6 +176,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await looking;
+      await attempts.close();
     },
   };
 }

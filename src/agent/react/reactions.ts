@@ -9,9 +9,10 @@
  *   open read (the log since its last compaction: nothing more is read), so an old log is never announced again.
  * - **Checkpoints** (`{ seqs: { <reaction>: seq } }` per session, on the sessions' medium through the record store)
  *   are written once a turn's facts were handled when a reaction acted (its `handle` answered `true`: it wrote
- *   something), and when the session closes if they moved: a turn nothing reacted to writes nothing. A fact is handed
- *   on again only after a crash between its store and its checkpoint: `handle` is idempotent per fact (its
- *   deliveries' ids derive from the fact), so nothing is sent twice.
+ *   something), at most every CHECKPOINT_EVERY_MS per session, and when the session closes if they moved: a turn
+ *   nothing reacted to writes nothing. A fact is handed on again only after a crash between its store and its
+ *   checkpoint (at most those few seconds of facts): `handle` is idempotent per fact (its deliveries' ids derive from
+ *   the fact), so nothing is sent twice.
  * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact, so the next catch-up (the
  *   next open) tries it again. `settled()` resolves once every fact handed on so far was handled and the checkpoint
  *   they moved is written: the session's open-turn mark, which sends a restart here, is removed only then.
@@ -66,6 +67,9 @@ const START = 'reaction-start';
 const checkpointSchema = z.object({ seqs: z.record(z.string(), z.number()) });
 const startSchema = z.object({ at: z.number() });
 
+/** The longest a session's checkpoint lags its reactions while they act (a busy session writes it this often). */
+const CHECKPOINT_EVERY_MS = 5_000;
+
 const endsTurn = (s: SessionStoredEvent) => s.event.type === 'response' || s.event.type === 'turnFailed';
 
 export interface ReactionsDeps {
@@ -96,6 +100,8 @@ export function createReactions(deps: ReactionsDeps) {
     /** Reactions that failed a fact since the session opened: they handle nothing more until it opens again. */
     const stuck = new Set<string>();
     let written = '';
+    /** When the checkpoint was last written (0: not by this open). */
+    let writtenAt = 0;
     let acted = false;
     let chain: Promise<void> = Promise.resolve();
     const queue = (work: () => Promise<void>) => {
@@ -122,6 +128,7 @@ export function createReactions(deps: ReactionsDeps) {
       if (value === written || value === '{}') return;
       await checkpoints.put(sessionId, { seqs: { ...seqs } });
       written = value;
+      writtenAt = deps.now();
       acted = false;
     };
     /** Waits until the chain stops growing: a fact handed on while waiting (the one just stored) is waited for too. */
@@ -167,7 +174,7 @@ export function createReactions(deps: ReactionsDeps) {
             return;
           }
           await handleOne(s);
-          if (acted && endsTurn(s)) await write();
+          if (acted && endsTurn(s) && deps.now() - writtenAt >= CHECKPOINT_EVERY_MS) await write();
         });
       },
       settled,
