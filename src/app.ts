@@ -156,7 +156,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
-  const scheduleParts = scheduleStoreOf(config.storage, log.child({ component: 'schedules' }), cluster?.redis);
+  const scheduleParts = scheduleStoreOf(
+    config.storage,
+    log.child({ component: 'schedules' }),
+    cluster?.redis,
+    recordStore,
+  );
   const scheduler = createScheduler({
     ...scheduleParts,
     bus,

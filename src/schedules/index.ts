@@ -3,7 +3,8 @@ import type { AgentConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import { createJsonlScheduleStore } from './jsonl-schedule-store.ts';
-import { createMemoryScheduleStore } from './memory-schedule-store.ts';
+import { createRecordScheduleStore } from './record-schedule-store.ts';
+import type { RecordStore } from '../store/records/index.ts';
 import { createRedisScheduleStore } from './redis-schedule-store.ts';
 import type { ScheduleStore, StoredSchedule } from './store-types.ts';
 
@@ -14,21 +15,24 @@ export type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts
 const REDIS_RECOVER_AFTER_MS = 60_000;
 
 /**
- * The schedule store beside the sessions (JSONL: a file in their folder; Redis: the cluster's connection, `shared`
- * with the other instances).
+ * The schedule store on the sessions' medium: the record store there (`records`, opened by its owner), taking over
+ * what an earlier agentd kept in its own (a file in the sessions' folder; keys on the cluster's Redis connection).
+ * On Redis it is `shared` with the other instances.
  */
 export function scheduleStoreOf(
   storage: AgentConfig['storage'],
   log: Logger,
   redis: RedisConnection | undefined,
+  records: RecordStore,
 ): { store: ScheduleStore; recoverAfterMs: number; shared: boolean } {
+  const onRecords = (legacy?: ScheduleStore) => createRecordScheduleStore({ records, log, legacy });
   if (storage.type === 'jsonl')
-    return { store: createJsonlScheduleStore(storage.dir, log), recoverAfterMs: 0, shared: false };
+    return { store: onRecords(createJsonlScheduleStore(storage.dir, log)), recoverAfterMs: 0, shared: false };
   if (storage.type === 'redis' && redis) {
-    const store = createRedisScheduleStore(redis, storage.keyPrefix);
+    const store = onRecords(createRedisScheduleStore(redis, storage.keyPrefix));
     return { store, recoverAfterMs: REDIS_RECOVER_AFTER_MS, shared: true };
   }
-  return { store: createMemoryScheduleStore(), recoverAfterMs: 0, shared: false };
+  return { store: onRecords(), recoverAfterMs: 0, shared: false };
 }
 
 /** The agent file's schedules as kept: owned by their `principal`'s namespace. */

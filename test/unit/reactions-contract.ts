@@ -5,7 +5,7 @@
  * checkpoint goes with it.
  */
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createReactions, type Reaction, type SessionStoredEvent } from '../../src/agent/index.ts';
 import type { RecordStore } from '../../src/store/records/index.ts';
 import { facts, stored } from '../support/facts.ts';
@@ -50,7 +50,12 @@ const opened = (loaded: SessionStoredEvent[], log: SessionStoredEvent[] = loaded
 
 export function reactionsContract(engine: string, medium: () => Promise<ReactionsMedium>) {
   describe(`reactions on the ${engine} record store`, () => {
+    const stores: RecordStore[] = [];
+    afterAll(async () => {
+      await Promise.all(stores.map((s) => s.close().catch(() => undefined)));
+    });
     const open = async (store: RecordStore, ...reactions: Reaction[]) => {
+      stores.push(store);
       await store.open();
       return createReactions({ reactions, records: store, log, now });
     };

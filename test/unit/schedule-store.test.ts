@@ -3,19 +3,48 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, closeRedisConnection } from '../../src/redis/index.ts';
 import { createJsonlScheduleStore } from '../../src/schedules/jsonl-schedule-store.ts';
 import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
 import { createRedisScheduleStore } from '../../src/schedules/redis-schedule-store.ts';
+import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
+import {
+  createJsonlRecordStore,
+  createMemoryRecordStore,
+  createRedisRecordStore,
+  type RecordStore,
+} from '../../src/store/records/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { scheduleStoreContract } from './schedule-store-contract.ts';
+import { scheduleStoreContract, storedSchedule } from './schedule-store-contract.ts';
 
 const log = pino({ level: 'silent' });
 
 scheduleStoreContract('memory', () => {
   const store = createMemoryScheduleStore();
   return Promise.resolve({ store, reopen: () => Promise.resolve(store) });
+});
+
+/** The store on an opened record store (createApp opens it once for all). */
+const recordStores: RecordStore[] = [];
+afterAll(async () => {
+  await Promise.all(recordStores.map((r) => r.close()));
+});
+const onRecords = async (
+  records: RecordStore,
+  legacy?: ReturnType<typeof createJsonlScheduleStore>,
+  kept: RecordStore[] = recordStores,
+) => {
+  kept.push(records);
+  await records.open();
+  const store = createRecordScheduleStore({ records, log, legacy });
+  await store.open();
+  return store;
+};
+
+scheduleStoreContract('records on memory', async () => {
+  const store = await onRecords(createMemoryRecordStore());
+  return { store, reopen: () => Promise.resolve(store) };
 });
 
 const dirs: string[] = [];
@@ -33,13 +62,41 @@ scheduleStoreContract('jsonl', async () => {
   return { store: await openOne(), reopen: openOne };
 });
 
+scheduleStoreContract('records on jsonl', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentd-schedules-'));
+  dirs.push(dir);
+  const openOne = () => onRecords(createJsonlRecordStore({ dir, log }));
+  return { store: await openOne(), reopen: openOne };
+});
+
+describe('schedules on the record store', () => {
+  it("take over an earlier store's schedules and runs once", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-schedules-'));
+    dirs.push(dir);
+    const old = createJsonlScheduleStore(dir, log);
+    await old.open();
+    await old.saveSchedule(storedSchedule('nightly'));
+    await old.claim('nightly', Date.parse('2026-11-27T03:00:00.000Z'));
+    await old.close();
+    const legacy = () => createJsonlScheduleStore(dir, log);
+    const first = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
+    expect((await first.schedules()).map((s) => s.id)).toEqual(['nightly']);
+    expect(await first.unsent()).toEqual([expect.objectContaining({ scheduleId: 'nightly', status: 'claimed' })]);
+    await first.removeSchedule('nightly');
+    const second = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
+    expect(await second.schedules()).toEqual([]); // not taken over again
+  });
+});
+
 describe.skipIf(!hasRedisServer())('redis', () => {
   let redis: RedisServer | undefined;
   const connections: ReturnType<typeof createRedisConnection>[] = [];
   beforeAll(async () => {
     redis = await startRedis();
   });
+  const onRedis: RecordStore[] = [];
   afterAll(async () => {
+    await Promise.all(onRedis.map((r) => r.close()));
     await Promise.all(connections.map(closeRedisConnection));
     await redis?.stop();
   });
@@ -52,5 +109,10 @@ describe.skipIf(!hasRedisServer())('redis', () => {
       return createRedisScheduleStore(connection, prefix);
     };
     return openOne().then((store) => ({ store, reopen: openOne }));
+  });
+  scheduleStoreContract('records on redis', async () => {
+    const keyPrefix = `t${randomUUID()}:`;
+    const openOne = () => onRecords(createRedisRecordStore({ url: redis!.url, keyPrefix, log }), undefined, onRedis);
+    return { store: await openOne(), reopen: openOne };
   });
 });

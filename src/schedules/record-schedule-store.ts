@@ -1,0 +1,107 @@
+/**
+ * The schedule store on the record store (src/store/records), the sessions' medium: schedules as records of
+ * `schedule` and fires as records of `schedule.fire` (id `<schedule>#<planned time>`), indexed by schedule and planned
+ * time, and while claimed but unsent by planned time. It passes test/unit/schedule-store-contract.ts on every engine.
+ * - `claim` is a create (`ifVersion: 0`): exactly one caller per schedule and planned time wins, on any instance.
+ * - A schedule keeps its RUNS_KEPT latest fires (older ones are deleted as new ones are claimed).
+ * - What an earlier agentd kept in its own schedule store (`legacy`: `.agentd-schedules.jsonl`, or its Redis keys) is
+ *   taken over once, at the first open on the medium (a record says it was; with nothing to take over, nothing is
+ *   written).
+ * - The record store is opened and closed by its owner (createApp), not here.
+ */
+import { z } from 'zod';
+import type { Logger } from '../log/index.ts';
+import { records } from '../store/index.ts';
+import { RUNS_KEPT } from './memory-schedule-store.ts';
+import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+
+const plannedMs = (fire: FireRecord) => Date.parse(fire.plannedAt);
+const fireId = (scheduleId: string, plannedAt: string) => `${scheduleId}#${plannedAt}`;
+
+export function createRecordScheduleStore(deps: {
+  records: records.RecordStore;
+  log: Logger;
+  legacy?: ScheduleStore | undefined;
+}): ScheduleStore {
+  const { log } = deps;
+  // Schedules and fires are checked where they are made (the scheduler, the routes); read back as they were put.
+  const schedules = records.collection(deps.records, {
+    ns: 'schedule',
+    schema: z.custom<StoredSchedule>((v) => typeof v === 'object' && v !== null),
+    indexes: () => [{ index: 'all', group: 'all', score: 0 }],
+    log,
+  });
+  const fires = records.collection(deps.records, {
+    ns: 'schedule.fire',
+    schema: z.custom<FireRecord>((v) => typeof v === 'object' && v !== null),
+    indexes: (f) => [
+      { index: 'runs', group: f.scheduleId, score: plannedMs(f) },
+      ...(f.status === 'claimed' ? [{ index: 'unsent', group: 'claimed', score: plannedMs(f) }] : []),
+    ],
+    log,
+  });
+  const takenOver = records.collection(deps.records, {
+    ns: 'schedule.legacy',
+    schema: z.object({ at: z.number() }),
+    log,
+  });
+
+  /** Every fire of a schedule, oldest first. */
+  const allRuns = (scheduleId: string) => fires.query({ index: 'runs', group: scheduleId });
+
+  /** Deletes a schedule's fires beyond the RUNS_KEPT latest. */
+  async function trim(scheduleId: string): Promise<void> {
+    const extra = (await fires.count('runs', scheduleId)) - RUNS_KEPT;
+    if (extra <= 0) return;
+    const oldest = await fires.query({ index: 'runs', group: scheduleId, limit: extra });
+    await deps.records.commit(oldest.map((f) => fires.writes.delete(f.id)));
+  }
+
+  /** Takes over what an earlier schedule store on this medium kept, once. */
+  async function takeOver(legacy: ScheduleStore): Promise<void> {
+    if (await takenOver.get('legacy')) return;
+    await legacy.open();
+    try {
+      const kept = await legacy.schedules();
+      const runs = (await Promise.all(kept.map((s) => legacy.runs(s.id, RUNS_KEPT)))).flat();
+      if (kept.length + runs.length === 0) return; // nothing to take over: nothing written
+      for (const s of kept) await schedules.put(s.id, s, { ifVersion: 0 });
+      for (const f of runs) await fires.put(fireId(f.scheduleId, f.plannedAt), f, { ifVersion: 0 });
+      await takenOver.put('legacy', { at: Date.now() });
+      log.info({ schedules: kept.length, runs: runs.length }, 'schedules: an earlier schedule store taken over');
+    } finally {
+      await legacy.close();
+    }
+  }
+
+  return {
+    async open() {
+      if (deps.legacy) await takeOver(deps.legacy);
+    },
+    close: () => Promise.resolve(),
+    schedules: async () => (await schedules.query({ index: 'all', group: 'all' })).map((i) => i.value),
+    async saveSchedule(schedule) {
+      await schedules.put(schedule.id, schedule);
+    },
+    async removeSchedule(id) {
+      const own = await allRuns(id);
+      await deps.records.commit([schedules.writes.delete(id), ...own.map((f) => fires.writes.delete(f.id))]);
+    },
+    async claim(scheduleId, plannedAt) {
+      const fire: FireRecord = { scheduleId, status: 'claimed', plannedAt: new Date(plannedAt).toISOString() };
+      if (!(await fires.put(fireId(scheduleId, fire.plannedAt), fire, { ifVersion: 0 }))) return false;
+      await trim(scheduleId);
+      return true;
+    },
+    async update(fire) {
+      await fires.put(fireId(fire.scheduleId, fire.plannedAt), fire);
+    },
+    runs: async (scheduleId, limit) =>
+      (await fires.query({ index: 'runs', group: scheduleId, reverse: true, limit })).map((i) => i.value),
+    async lastPlanned(scheduleId) {
+      const [last] = await fires.query({ index: 'runs', group: scheduleId, reverse: true, limit: 1 });
+      return last && plannedMs(last.value);
+    },
+    unsent: async () => (await fires.query({ index: 'unsent', group: 'claimed' })).map((i) => i.value),
+  };
+}
