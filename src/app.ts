@@ -210,6 +210,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const a2aPush = createA2aPush({
     config,
     secrets,
+    records: recordStore,
     outbox,
     follower,
     clock,
@@ -297,7 +298,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     killChildren: () => children.killAll(),
     async start() {
       await agent.start();
-      a2aPush.start();
+      await a2aPush.start();
       expiry.start();
       await mcp.start();
       await cluster?.join();
@@ -317,7 +318,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the front end', () => frontEnd.close()],
           ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],
-          ['A2A push', () => a2aPush.stop()],
           ['the sessions', () => agent.stop()],
           ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),
           ['the record store', () => recordStore.close()], // after the sessions: their checkpoints

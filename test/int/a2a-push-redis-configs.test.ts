@@ -1,18 +1,19 @@
 /**
- * A2A push configs on Redis (src/a2a-face/push/changes-redis.ts with config-index.ts), two instances on one private
- * redis-server: a task without a config reads no record of it while the instances hear each other's changes, and a
- * config one instance sets or deletes is seen by the other at its next fact.
+ * A2A push configs on the record store on Redis (src/a2a-face/push/config-store.ts), two instances on one private
+ * redis-server: a config one instance sets or deletes is seen by the other at once; concurrent sets of two configs
+ * on one task both land; the configs an earlier agentd kept in the secret store are moved over and removed there.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisIndexChanges } from '../../src/a2a-face/push/changes-redis.ts';
 import { createPushConfigStore } from '../../src/a2a-face/push/config-store.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { createRedisSecretStore, type SecretStore } from '../../src/store/secret-store.ts';
+import { createRedisRecordStore } from '../../src/store/records/index.ts';
+import { createRedisSecretStore } from '../../src/store/secret-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 
 const log = createLogger('silent');
 const policy = { allowPrivateNetworks: true, allowedHosts: undefined };
-const config = { id: 'c1', url: 'http://127.0.0.1:9/hook', version: '1.0' as const };
+const config = (id: string) => ({ id, url: 'http://127.0.0.1:9/hook', version: '1.0' as const });
 
 describe.skipIf(!hasRedisServer())('A2A push configs shared on Redis', { timeout: 60_000 }, () => {
   let redis: RedisServer;
@@ -25,34 +26,39 @@ describe.skipIf(!hasRedisServer())('A2A push configs shared on Redis', { timeout
     await redis?.stop();
   });
 
-  /** One instance: its secret store (reads counted) and its config store, hearing changes. */
-  async function instance() {
-    const inner = createRedisSecretStore({ url: redis.url, keyPrefix: 'push:', log });
-    await inner.open();
-    const reads: string[] = [];
-    const secrets: SecretStore = { ...inner, get: (key) => (reads.push(key), inner.get(key)) };
-    const shared = createRedisIndexChanges({ url: redis.url, keyPrefix: 'push:', log });
-    await shared.open();
-    closers.push(
-      () => inner.close(),
-      () => shared.close(),
-    );
-    return { reads, configs: createPushConfigStore(secrets, policy, shared.changes) };
+  /** One instance's config store, on the record store under `keyPrefix`. */
+  async function instance(keyPrefix: string) {
+    const records = createRedisRecordStore({ url: redis.url, keyPrefix, log });
+    await records.open();
+    closers.push(() => records.close());
+    return createPushConfigStore(records, policy, { log });
   }
 
-  it("reads no task record of a task without a config, and sees the other instance's set and delete", async () => {
-    const mine = await instance();
-    const theirs = await instance();
-    expect(await mine.configs.list('s1', 't1')).toEqual([]);
-    expect(await mine.configs.list('s1', 't2')).toEqual([]);
-    expect(mine.reads).toEqual(['a2a-push-tasks']);
+  it("sees the other instance's set and delete, and loses no concurrent change", async () => {
+    const prefix = `p${randomUUID()}:`;
+    const [mine, theirs] = [await instance(prefix), await instance(prefix)];
+    expect(await mine.list('s1', 't1')).toEqual([]);
+    await theirs.set('s1', 't1', config('c1'));
+    expect(await mine.list('s1', 't1')).toEqual([config('c1')]);
+    expect(await theirs.delete('s1', 't1', 'c1')).toBe(true);
+    expect(await mine.list('s1', 't1')).toEqual([]);
+    await Promise.all([mine.set('s1', 't2', config('a')), theirs.set('s1', 't2', config('b'))]);
+    expect((await mine.list('s1', 't2')).map((c) => c.id).sort()).toEqual(['a', 'b']);
+  });
 
-    await theirs.configs.set('s1', 't1', config);
-    await expect.poll(() => mine.configs.list('s1', 't1')).toEqual([config]);
-    expect(await theirs.configs.delete('s1', 't1', 'c1')).toBe(true);
-    await expect.poll(() => mine.configs.list('s1', 't1')).toEqual([]);
-    mine.reads.length = 0;
-    expect(await mine.configs.list('s1', 't2')).toEqual([]);
-    expect(mine.reads.filter((k) => k !== 'a2a-push-tasks')).toEqual([]);
+  it('moves the configs an earlier agentd kept in the secret store, and removes them there', async () => {
+    const prefix = `p${randomUUID()}:`;
+    const secrets = createRedisSecretStore({ url: redis.url, keyPrefix: prefix, log });
+    await secrets.open();
+    closers.push(() => secrets.close());
+    const { pushConfigKey } = await import('../../src/a2a-face/push/config-store.ts');
+    const key = pushConfigKey('s1', 't1');
+    await secrets.set(key, JSON.stringify({ sessionKey: 's1', turnId: 't1', configs: [config('old')] }));
+    await secrets.set('a2a-push-tasks', JSON.stringify([key]));
+    const configs = await instance(prefix);
+    await configs.takeOver(secrets);
+    expect(await configs.list('s1', 't1')).toEqual([config('old')]);
+    expect(await secrets.get(key)).toBeUndefined();
+    expect(await secrets.get('a2a-push-tasks')).toBeUndefined();
   });
 });

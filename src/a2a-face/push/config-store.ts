@@ -1,25 +1,26 @@
 /**
- * Tasks' push notification configs, kept in the secret store (src/store/secret-store.ts) on the sessions' medium:
- * `jsonl` a 0600 file per task under `<dir>/.agentd-secrets/`, `redis` a key shared by every instance, `memory`
- * nothing durable. Why there and not in the session log: a config holds the caller's token and credentials, which
- * must never reach the log's history, export or replay, and it changes apart from the conversation (the session's
- * decider stays as it is). Contracts:
+ * Tasks' push notification configs, kept on the record store (src/store/records) of the sessions' medium: `jsonl` the
+ * 0600 file `<dir>/.agentd-records.jsonl`, `redis` keys shared by every instance, `memory` nothing durable. Why there
+ * and not in the session log: a config holds the caller's token and credentials, which must never reach the log's
+ * history, export or replay, and it changes apart from the conversation (the session's decider stays as it is).
+ * Contracts:
  * - One record per task (`a2a-push-<sha256 of session key and turn>`): `set` replaces a config of the same id,
- *   `delete` removes one; both change the record under a lease of the medium, so instances never lose a change.
- * - A task without a config costs no read of the store (config-index.ts; on redis while its changes are heard).
- * - `checkUrl` is the URL policy of remote tool servers (`server.mcp`): http(s) only, never link-local or metadata
- *   addresses, private networks only when allowed; a refusal is INVALID_REQUEST naming the caller's field.
+ *   `delete` removes one; both change the record conditioned on the version they read (retried on a conflict), so
+ *   instances never lose a change.
+ * - A task without a config costs one in-process lookup (`jsonl`, `memory`) or one small read (`redis`).
+ * - `checkUrl` is the egress policy (src/egress/policy.ts): http(s) only, never link-local or metadata addresses,
+ *   private networks only when allowed; a refusal is INVALID_REQUEST naming the caller's field.
+ * - `takeOver(secrets)` moves the configs an earlier agentd kept in the secret store (with its index of tasks) onto
+ *   the record store, and removes them there.
  */
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { A2aPushConfigs, PushConfig } from '../index.ts';
 import { AppError } from '../../errors/index.ts';
-import type { Lease, SecretStore } from '../../store/secret-store.ts';
+import type { Logger } from '../../log/index.ts';
+import { records } from '../../store/index.ts';
+import type { SecretStore } from '../../store/secret-store.ts';
 import { checkUrl, type UrlPolicy } from '../../egress/url-policy.ts';
-import { createConfigIndex, type IndexChanges } from './config-index.ts';
-
-const LOCK_MS = 5_000;
 
 const pushConfigSchema = z.object({
   id: z.string(),
@@ -35,53 +36,37 @@ const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), conf
 export const pushConfigKey = (sessionKey: string, turnId: string): string =>
   `a2a-push-${createHash('sha256').update(`${sessionKey}\n${turnId}`).digest('hex').slice(0, 48)}`;
 
-/**
- * `changes`: how the instances sharing the medium (redis) hear each other's changes; absent: one instance.
- * `kept.now` stamps a config's `setAt`.
- */
-export function createPushConfigStore(
-  secrets: SecretStore,
-  policy: UrlPolicy,
-  changes?: IndexChanges,
-  kept: { now?: () => number } = {},
-): A2aPushConfigs {
-  const index = createConfigIndex(secrets, changes, locked);
-  async function read(sessionKey: string, turnId: string): Promise<PushConfig[]> {
-    const key = pushConfigKey(sessionKey, turnId);
-    if (!(await index.mayHave(key))) return [];
-    const raw = await secrets.get(key);
-    if (raw === undefined) return [];
-    const record = recordSchema.safeParse(JSON.parse(raw)).data;
-    // A hash shared by two tasks (never seen) answers no config rather than another task's.
-    if (!record || record.sessionKey !== sessionKey || record.turnId !== turnId) return [];
-    return record.configs.map((c) => pushConfigSchema.parse(c) as PushConfig);
-  }
+/** Where an earlier agentd listed the tasks with configs in the secret store. */
+const LEGACY_INDEX = 'a2a-push-tasks';
+const ATTEMPTS = 100;
 
-  async function locked(key: string): Promise<Lease> {
-    const deadline = Date.now() + LOCK_MS;
-    for (;;) {
-      const lease = await secrets.claim(`${key}-lock`, LOCK_MS);
-      if (lease) return lease;
-      if (Date.now() > deadline) throw new Error('a2a push configs: the task is locked');
-      await sleep(20);
-    }
+export function createPushConfigStore(
+  store: records.RecordStore,
+  policy: UrlPolicy,
+  deps: { log: Logger; now?: () => number },
+): A2aPushConfigs & { takeOver(secrets: SecretStore): Promise<void> } {
+  const tasks = records.collection(store, { ns: 'a2a-push.configs', schema: recordSchema, log: deps.log });
+
+  async function read(sessionKey: string, turnId: string) {
+    const item = await tasks.get(pushConfigKey(sessionKey, turnId));
+    // A hash shared by two tasks (never seen) answers no config rather than another task's.
+    if (!item || item.value.sessionKey !== sessionKey || item.value.turnId !== turnId)
+      return { version: item?.version ?? 0, configs: [] };
+    return { version: item.version, configs: item.value.configs.map((c) => c as PushConfig) };
   }
 
   async function change(sessionKey: string, turnId: string, edit: (configs: PushConfig[]) => PushConfig[]) {
     const key = pushConfigKey(sessionKey, turnId);
-    const lease = await locked(key);
-    try {
-      const configs = edit(await read(sessionKey, turnId));
-      if (configs.length === 0) {
-        await secrets.delete(key);
-        await index.mark(key, false);
-      } else {
-        await index.mark(key, true);
-        await secrets.set(key, JSON.stringify({ sessionKey, turnId, configs }));
-      }
-    } finally {
-      await lease.release();
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const { version, configs } = await read(sessionKey, turnId);
+      const next = edit(configs);
+      const done =
+        next.length === 0
+          ? version === 0 || (await tasks.delete(key, { ifVersion: version }))
+          : await tasks.put(key, { sessionKey, turnId, configs: next }, { ifVersion: version });
+      if (done) return;
     }
+    throw new AppError('INTERNAL_ERROR', 'a2a push configs: a change kept conflicting', { reason: 'conflict' });
   }
 
   return {
@@ -94,10 +79,10 @@ export function createPushConfigStore(
       }
     },
     async set(sessionKey, turnId, config) {
-      const stamped = kept.now ? { ...config, setAt: kept.now() } : config;
+      const stamped = deps.now ? { ...config, setAt: deps.now() } : config;
       await change(sessionKey, turnId, (configs) => [...configs.filter((c) => c.id !== config.id), stamped]);
     },
-    list: read,
+    list: async (sessionKey, turnId) => (await read(sessionKey, turnId)).configs,
     async delete(sessionKey, turnId, id) {
       let found = false;
       await change(sessionKey, turnId, (configs) => {
@@ -105,6 +90,18 @@ export function createPushConfigStore(
         return configs.filter((c) => c.id !== id);
       });
       return found;
+    },
+    async takeOver(secrets) {
+      const raw = await secrets.get(LEGACY_INDEX);
+      const keys = raw === undefined ? [] : (z.array(z.string()).safeParse(JSON.parse(raw)).data ?? []);
+      for (const key of keys) {
+        const text = await secrets.get(key);
+        const kept = text === undefined ? undefined : recordSchema.safeParse(JSON.parse(text)).data;
+        if (kept) await tasks.put(key, kept, { ifVersion: 0 });
+        await secrets.delete(key);
+      }
+      if (raw !== undefined) await secrets.delete(LEGACY_INDEX);
+      if (keys.length > 0) deps.log.info({ tasks: keys.length }, 'a2a push: configs moved onto the record store');
     },
   };
 }
