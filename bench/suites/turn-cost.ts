@@ -6,7 +6,9 @@
  *   kept by the webhooks' reaction in the outbox on the record store (group-committed, fsync'd), the reaction's
  *   checkpoint, and the signed POST on a kept-alive connection; a window ends once the receiver got every turn's
  *   delivery, so their CPU is counted in it;
- * - `resume`: `server.resumeTurns: true` — the turn's open mark set and removed.
+ * - `resume`: `server.resumeTurns: true` — the turn's open mark set and removed;
+ * - `memory`: `memory:` on, the caller's memory holding MEMORY_ITEMS items — each turn reads its profile (the kept
+ *   fold on the record store, issue 70; before, the owner's whole log was read and folded every turn).
  * And what the `none` side wrote to the outbox (its records in the record store's file): nothing, the goal.
  */
 import { createServer } from 'node:http';
@@ -18,6 +20,8 @@ import { cpuWindow, startService, type Service } from '../lib/procs.ts';
 import { round, Samples, sleep } from '../lib/stats.ts';
 
 const CONNECTIONS = 4;
+/** Items in the `memory` side's memory (saved over REST before the windows). */
+const MEMORY_ITEMS = 1000;
 const WINDOW_MS = 1000;
 /** The record store's file, where the outbox's records (namespaces `outbox.*`) are. */
 const RECORDS_FILE = '.agentd-records.jsonl';
@@ -39,6 +43,26 @@ function checked(http: HttpLoadResult): HttpLoadResult {
   if (http.errors || Object.keys(http.statuses).length)
     throw new Error(`message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
   return http;
+}
+
+/** Gives the `memory` side's caller a profile and MEMORY_ITEMS items, over REST. */
+async function fillMemory(port: number): Promise<void> {
+  const call = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status}`);
+    await res.arrayBuffer();
+  };
+  await call('PUT', '/api/memory/profile', { text: 'A benchmark user who likes short answers.' });
+  for (let i = 0; i < MEMORY_ITEMS; i += 20)
+    await Promise.all(
+      Array.from({ length: 20 }, (_, j) =>
+        call('POST', '/api/memory', { text: `Fact number ${i + j} about the user` }),
+      ),
+    );
 }
 
 /** A receiver on loopback that accepts every delivery; how many it got. */
@@ -110,6 +134,9 @@ export const turnCostBench: Bench = {
       services.push(hooked);
       const resume = await startService({ modelUrl: sim.url, agent: 'bench-resume.yml' });
       services.push(resume);
+      const recall = await startService({ modelUrl: sim.url, agent: 'bench-recall.yml' });
+      services.push(recall);
+      await fillMemory(recall.port);
       const nothing = () => Promise.resolve();
       let warmTurns = 0;
       const delivered = async (turns: number) => {
@@ -127,7 +154,12 @@ export const turnCostBench: Bench = {
         if (svc === hooked) warmTurns = r.requests;
       }
       await delivered(0);
-      const sides = [side('none', none, nothing), side('webhook', hooked, delivered), side('resume', resume, nothing)];
+      const sides = [
+        side('none', none, nothing),
+        side('webhook', hooked, delivered),
+        side('resume', resume, nothing),
+        side('memory', recall, nothing),
+      ];
       log(`  ${rounds} rounds of ${WINDOW_MS} ms windows per service, alternating`);
       for (let r = 0; r < rounds; r++) for (const s of sides) await s.window();
 
@@ -169,6 +201,14 @@ export const turnCostBench: Bench = {
             value: ratio('webhook'),
           },
           {
+            id: 'turn-cost-memory',
+            label: `agentd CPU per turn, memory on (${MEMORY_ITEMS} items) against off`,
+            target: 1.15,
+            unit: '×',
+            better: 'lower',
+            value: ratio('memory'),
+          },
+          {
             id: 'turn-cost-resume',
             label: 'agentd CPU per turn, resumption on against off',
             target: 1.15,
@@ -178,6 +218,7 @@ export const turnCostBench: Bench = {
           },
         ],
         notes: [
+          "Before issue 70 (a61db31, this bench copied there, 2026-11-28): webhook ×1.84, memory with 1 000 items ×2.53 (the owner's whole memory log read and folded for every turn's profile); after: webhook ×1.18–1.23, memory ×0.94 (the kept fold: one version read).",
           "A turn with a webhook keeps one delivery record and puts it once sent (group-committed with whatever else is written then: `write` + `fdatasync` ≈ 260 µs of CPU on this VM, bench/README.md), writes its session's reaction checkpoint at most every 5 s, and makes one signed POST with undici's `request` on a connection kept alive to the receiver (issue 69 item 6: ×1.79 before, with a new connection and `fetch` per delivery and a recheck per turn).",
         ],
       };
