@@ -204,6 +204,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let storeId: string | undefined;
   const identify = async () => void (storeId ??= await store.storeId());
   let relay: { close(): void } | undefined;
+  /** Set once `stop()` is called: a start still under way goes no further. */
+  let stopping = false;
   const startedAt = clock.now();
 
   // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
@@ -296,19 +298,23 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
+    /** Starts the parts in order; a stop asked meanwhile (a signal during start-up) ends it between two parts. */
     async start() {
       await agent.start();
       await a2aPush.start();
       expiry.start();
-      await mcp.start();
+      await mcp.start(); // waits for the tool servers' first attempts: a stop may come meanwhile
+      if (stopping) return;
       await cluster?.join();
-      for (const feature of features) await feature.start?.();
+      for (const feature of features) if (!stopping) await feature.start?.();
+      if (stopping) return;
       agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
     },
     async stop() {
+      stopping = true;
       await stopInOrder(
         [
           ['the expiry of unnamed sessions', () => expiry.stop()], // before the agent and the store it sweeps

@@ -2,7 +2,7 @@
  * The shipped agent files start as documented: through the `agentd` command (bin/agentd.js), from
  * a folder other than the repository, with no variable beyond the provider key they name.
  */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,10 +21,19 @@ async function start(file: string): Promise<{ port: number; stop: () => Promise<
   const agentd = runAgentd(
     ['--agent', join(ROOT, file), '--web-port', '0'],
     { OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
-    { command: [process.execPath, join(ROOT, 'bin/agentd.js')], cwd: tmpdir() },
+    // A folder of its own: a ./data/sessions another run left in the shared temporary folder is not this start's.
+    { command: [process.execPath, join(ROOT, 'bin/agentd.js')], cwd: mkdtempSync(join(tmpdir(), 'agentd-example-')) },
   );
   const port = await listeningPort(agentd);
-  return { port, stop: () => (agentd.child.kill('SIGTERM'), agentd.exited) };
+  return {
+    port,
+    stop: async () => {
+      agentd.child.kill('SIGTERM');
+      const code = await agentd.exited;
+      if (code !== 0) console.error(agentd.out().slice(-3000), agentd.err().slice(-3000));
+      return code;
+    },
+  };
 }
 
 describe('shipped agent files', () => {
