@@ -16,6 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp1Pool } from '../../../src/llm/http1-client/index.ts';
 import { allVectors, countHttpBlocks, findLlhttpVectors, type LlhttpVector } from '../../support/llhttp-vectors.ts';
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 type Outcome = { ok: true; status: number; body: string } | { ok: false; why: string };
 interface AllowEntry {
   file: string;
@@ -138,6 +140,8 @@ describe.skipIf(!dir && !lookup.required)("the model client's framing against ll
     expect(compared.length).toBeGreaterThan(50);
     expect(compared.length, 'one vector compared for each http block').toBe(countHttpBlocks(dir as string, 'response'));
     expect(unlisted, 'differences not in llhttp-response-allowlist.json').toEqual([]);
-    expect(stale, 'allow-list entries that no longer differ').toEqual([]);
+    // node:http's parser changes between Node lines: the list is kept on the machines' line (20), where no entry may
+    // be left over; on 22 and 24 an entry that node:http no longer frames apart is fine.
+    if (NODE_MAJOR === 20) expect(stale, 'allow-list entries that no longer differ').toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ import { frameWithAgentd, NodeFramer, relation } from './framing.ts';
 import { allVectors, countHttpBlocks, findLlhttpVectors } from '../../support/llhttp-vectors.ts';
 import { SMUGGLING_CORPUS } from './smuggling-corpus.ts';
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 interface Allowed {
   file: string;
   heading: string;
@@ -68,6 +70,9 @@ describe.skipIf(!folder && !lookup.required)("llhttp's request vectors", () => {
     );
     // Stricter and listed, nothing else; and no entry left over that no longer differs.
     expect(differing.filter((d) => d.relation !== 'stricter' || !allowed(d))).toEqual([]);
-    expect(ALLOWED.filter((a) => !differing.some((d) => d.file === a.file && d.heading === a.heading))).toEqual([]);
+    // node:http's parser changes between Node lines: the list is kept on the machines' line (20), where no entry may
+    // be left over; on 22 and 24 an entry that node:http no longer frames apart is fine.
+    if (NODE_MAJOR === 20)
+      expect(ALLOWED.filter((a) => !differing.some((d) => d.file === a.file && d.heading === a.heading))).toEqual([]);
   });
 });
