@@ -77,7 +77,8 @@ const redisEngine = (redis: RedisProcess): Engine => ({
   name: 'Redis',
   medium() {
     const keyPrefix = `bench${randomUUID()}:`;
-    const make = () => createRedisStore<SessionEvent>({ url: redis.url, keyPrefix, log, parseEvent: parseSessionEvent });
+    const make = () =>
+      createRedisStore<SessionEvent>({ url: redis.url, keyPrefix, log, parseEvent: parseSessionEvent });
     return {
       store: make(),
       reopen: async () => {
@@ -122,7 +123,8 @@ async function measure(engine: Engine, sessions: number, say: (line: string) => 
     const follower = createTurnFollower({ bus: { onSession: () => () => undefined }, store: reader });
     const ask = async (params: Record<string, unknown>) => {
       const res = await listTaskPage(follower, LOCAL_SESSIONS, '1.0', params);
-      if (res.tasks.length !== Math.min(PAGE, sessions)) throw new Error(`ListTasks answered ${res.tasks.length} tasks`);
+      if (res.tasks.length !== Math.min(PAGE, sessions))
+        throw new Error(`ListTasks answered ${res.tasks.length} tasks`);
       return res;
     };
     started = performance.now();

@@ -72,7 +72,8 @@ export function createRecencyIndex(): RecencyIndex {
 
     load(infos) {
       for (const info of infos)
-        if (!entries.has(info.id)) entries.set(info.id, { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt });
+        if (!entries.has(info.id))
+          entries.set(info.id, { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt });
       all.length = 0;
       byOwner.clear();
       for (const entry of [...entries.values()].sort(ascending)) {
