@@ -7,6 +7,7 @@ import { compactionBench } from './suites/compaction.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
 import { listTasksBench } from './suites/list-tasks.ts';
+import { listTasksScaleBench } from './suites/list-tasks-scale.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
 import { slowReadersBench } from './suites/slow-readers.ts';
@@ -34,6 +35,7 @@ export const BENCHES: Bench[] = [
   turnCostBench,
   apisBench,
   listTasksBench,
+  listTasksScaleBench,
   soakBench,
   compactionBench,
   scaleBench,

@@ -86,6 +86,25 @@ function refuse(field: string, parsed: z.ZodSafeParseResult<string>): void {
 /** The prefix of every key in `owner`'s namespace, and of no other key. */
 export const namespacePrefix = (owner: string): string => `${MARK}${owner}${MARK}`;
 
+/**
+ * Code point order of two keys (the order of their UTF-8 bytes, as Redis's ZRANGEBYLEX): the order stores list
+ * sessions in (src/store/session-range.ts). JavaScript's `<` differs between a character above U+FFFF and one in
+ * U+E000–U+FFFF.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** Code units in code point order: surrogates (D800–DFFF) move above E000–FFFF. */
+const codePointRank = (unit: number): number => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+
 /** The session id a caller knows a key by (what messages and error details name). */
 export const sessionIdOf = (key: string): string => splitSessionKey(key).id;
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
-import { sessionIdOf } from '../session-id.ts';
+import { compareKeys, sessionIdOf } from '../session-id.ts';
 import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
 
 /** `onChange(prev, next)` on every change of the view, `prev` undefined the first time. */
@@ -95,16 +95,17 @@ interface ListQuery {
 }
 
 type Listed = { view: TaskView; sessionId: string };
-/** The listing's order: status time, newest first; then session key and turn id (a total order a token resumes). */
+/**
+ * The listing's order: status time, newest first; then session key (code point order, as the store orders sessions
+ * of one time) and turn id (a total order a token resumes).
+ */
 const newestFirst = (a: Omit<Position, 'before'>, b: Omit<Position, 'before'>): number =>
   a.statusAt !== b.statusAt
     ? a.statusAt < b.statusAt
       ? 1
       : -1
     : a.sessionId !== b.sessionId
-      ? a.sessionId < b.sessionId
-        ? -1
-        : 1
+      ? compareKeys(a.sessionId, b.sessionId)
       : a.turnId < b.turnId
         ? -1
         : a.turnId > b.turnId
@@ -113,28 +114,43 @@ const newestFirst = (a: Omit<Position, 'before'>, b: Omit<Position, 'before'>): 
 const positionOf = (l: Listed) => ({ sessionId: l.sessionId, turnId: l.view.turnId, statusAt: l.view.statusAt });
 
 /**
- * A page of the caller's tasks by status time, newest first (A2A v1.0 §3.1.4). Sessions are read most recently
- * updated first, and reading stops once a page's worth of tasks (and one more) is newer than the next session.
+ * Whether `listed` comes before every task of `session` and of the sessions listed after it: their tasks end at or
+ * before their session's `updatedAt`, and sessions of one time come by key.
+ */
+const precedes = (listed: Listed, session: { id: string; updatedAt: string }): boolean =>
+  listed.view.statusAt > session.updatedAt ||
+  (listed.view.statusAt === session.updatedAt && compareKeys(listed.sessionId, session.id) < 0);
+
+/**
+ * A page of the caller's tasks by status time, newest first (A2A v1.0 §3.1.4). Sessions are taken from the store's
+ * index by update time, most recent first, and reading stops once a page's worth of tasks (and one more) comes
+ * before the next session: a page costs the sessions it reads, not how many the caller has.
  */
 export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery) {
   const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
-  const ordered = await follower.sessionsByRecency(sessions.listed, only);
+  const ordered = follower.sessionsByRecency(sessions.listedOwner, only);
   let found: Listed[] = [];
-  for (const [i, session] of ordered.entries()) {
-    const views = await Promise.all(
-      (await follower.turnIds(session.id)).map(async (turnId) =>
-        taskView(sessionIdOf(session.id), turnId, await follower.steps(session.id, turnId)),
-      ),
-    );
-    for (const view of views) {
-      if (!view || (keep !== undefined && !keep(view))) continue;
-      const listed = { view, sessionId: session.id };
-      if (!start || newestFirst(positionOf(listed), start) > 0) found.push(listed);
+  try {
+    for (let next = await ordered.next(); !next.done;) {
+      const session = next.value;
+      const views = await Promise.all(
+        (await follower.turnIds(session.id)).map(async (turnId) =>
+          taskView(sessionIdOf(session.id), turnId, await follower.steps(session.id, turnId)),
+        ),
+      );
+      for (const view of views) {
+        if (!view || (keep !== undefined && !keep(view))) continue;
+        const listed = { view, sessionId: session.id };
+        if (!start || newestFirst(positionOf(listed), start) > 0) found.push(listed);
+      }
+      found = found.sort((a, b) => newestFirst(positionOf(a), positionOf(b))).slice(0, pageSize + 1);
+      next = await ordered.next();
+      const last = found[pageSize];
+      if (last && !next.done && precedes(last, next.value)) break;
     }
-    found = found.sort((a, b) => newestFirst(positionOf(a), positionOf(b))).slice(0, pageSize + 1);
-    const next = ordered[i + 1];
-    if (found.length > pageSize && next && (found[pageSize]?.view.statusAt ?? '') > next.updatedAt) break;
+  } finally {
+    await ordered.return(undefined);
   }
   const page = found.slice(0, pageSize);
   const more = found.length > pageSize;

@@ -27,6 +27,8 @@ export interface SessionAccess {
   sees(key: string): key is SessionKey;
   /** The same as a range of keys in the store's order (src/store/session-range.ts): what a paged listing asks for. */
   readonly listed: KeyRange;
+  /** The same as an owner (`splitSessionKey`'s; `''`: keys without one), or `undefined` for every session: what a listing by recency asks for. */
+  readonly listedOwner: string | undefined;
   /** Whether an unknown session answers 404. */
   readonly strict: boolean;
 }
@@ -80,6 +82,7 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
     },
     sees: (key): key is SessionKey => isSessionKey(key) && (admin || (splitSessionKey(key).owner ?? '') === own),
     listed: admin ? {} : namespaceRange(own),
+    listedOwner: admin ? undefined : own,
   };
 }
 
@@ -90,6 +93,7 @@ export const LOCAL_SESSIONS: SessionAccess = {
   key: (id) => sessionKey(undefined, id),
   sees: isSessionKey,
   listed: {},
+  listedOwner: undefined,
 };
 
 /** A session's 404: the same answer for a session that does not exist and one of another principal. */

@@ -8,6 +8,7 @@ import { createHandlePool } from './handle-pool.ts';
 import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
 import { createJsonlListing } from './jsonl-listing.ts';
 import { createOpenTurnMarks } from './jsonl-open-turns.ts';
+import { createJsonlRecency } from './jsonl-recency.ts';
 import { createSessionQueue } from './jsonl-queue.ts';
 import { covers, createSessionCache } from './jsonl-sessions.ts';
 import { createJournaling } from './jsonl-replay.ts';
@@ -88,6 +89,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     loads,
   });
   const { slots, slotOf, setState, windowOf, ensureLoaded, loadSince, turnsOf, latestOf } = cache;
+  const listAll = async () => {
+    await ensureDir();
+    await ready();
+    return listing.list((id) => slots.get(id)?.state?.events.at(-1));
+  };
+  const recency = createJsonlRecency(listAll);
+  const placed = (sessionId: string, last: StoredEvent<E> | undefined) =>
+    last && recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts });
   const { enqueue, task, drains } = createSessionQueue<E>({
     log,
     journal,
@@ -105,7 +114,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       if (!batch) return [];
       const { jsons, ts } = batch;
       return new Promise<StoredEvent<E>[]>((resolve, reject) => {
-        enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve, reject });
+        const done = (stored: StoredEvent<E>[]) => (placed(sessionId, stored.at(-1)), resolve(stored));
+        enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve: done, reject });
       });
     },
 
@@ -136,6 +146,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           size: bytes.length,
           checked: false,
         });
+        placed(sessionId, stored.at(-1));
         return stored;
       });
     },
@@ -198,6 +209,15 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
     },
 
+    async recent(query) {
+      guard();
+      try {
+        return await recency.page(query);
+      } catch (e) {
+        throw storeError(e, 'recent');
+      }
+    },
+
     async has(sessionId) {
       guard(sessionId);
       const loaded = slots.get(sessionId)?.state;
@@ -220,11 +240,13 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await turnIndexes.remove(slot.path);
         try {
           await unlink(slot.path);
-          return true;
         } catch (e) {
-          if (isMissing(e)) return false;
-          throw e;
+          if (!isMissing(e)) throw e;
+          recency.remove(sessionId);
+          return false;
         }
+        recency.remove(sessionId);
+        return true;
       });
     },
 
@@ -275,6 +297,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await pool.closeAll();
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();
+        recency.clear();
         await turnIndexes.flushed();
         await dirLock?.release();
       })();

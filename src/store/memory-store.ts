@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { storeGuard } from './session-id.ts';
 import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
+import { createRecencyIndex } from './recency-index.ts';
 import { newStoreId } from './store-id.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
 import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
@@ -13,6 +14,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
   const sessions = new Map<string, StoredEvent<E>[]>();
   const id = newStoreId();
   const turns = new Map<string, TurnIndex>();
+  const recency = createRecencyIndex();
   let closed = false;
   const none = () => ({});
   const index = (sessionId: string, stored: readonly StoredEvent<E>[]) => {
@@ -34,6 +36,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       const stored = jsons.map((json) => storedEvent<E>(++seq, ts, sessionId, json));
       for (const e of stored) stream.push(e);
       index(sessionId, stored);
+      recency.set({ id: sessionId, lastSeq: seq, updatedAt: ts });
       return stored;
     },
 
@@ -46,6 +49,8 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       sessions.set(sessionId, [...stored]);
       turns.delete(sessionId);
       index(sessionId, stored);
+      const last = stored.at(-1)!;
+      recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts });
       return stored;
     },
 
@@ -83,6 +88,11 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       return range?.limit === undefined ? out : out.slice(0, range.limit);
     },
 
+    async recent(query) {
+      guard();
+      return recency.page(query);
+    },
+
     async has(sessionId) {
       guard(sessionId);
       return (sessions.get(sessionId)?.length ?? 0) > 0;
@@ -91,6 +101,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
     async delete(sessionId) {
       guard(sessionId);
       turns.delete(sessionId);
+      recency.remove(sessionId);
       return sessions.delete(sessionId);
     },
 
@@ -105,6 +116,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       closed = true;
       sessions.clear();
       turns.clear();
+      recency.clear();
     },
   };
 }

@@ -1,17 +1,20 @@
 /**
  * The Redis store's scripts: a script runs alone, so each write is one step. KEYS of APPEND, CREATE and DELETE:
- * stream, index, last, ordered index, turns, turn order (the store's `keysOf`).
+ * stream, index, last, ordered index, turns, turn order, recent, recent by owner (the store's `keysOf`; the last
+ * two: redis-recency.ts).
  */
+import { PLACE_RECENT } from './redis-recency.ts';
 import { APPEND_INDEX_START } from './redis-turns.ts';
 import { compareKeys } from './session-range.ts';
 import type { SessionRange } from './types.ts';
 
 /**
  * Appends a batch with entry ids `0-<seq>` continuing the stream (gap-free), and updates the index (`<lastSeq> <ts>`),
- * the sorted index (a new session's key), `last` (type → seq of its latest event) and the turn index (redis-turns.ts).
- * ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n). Returns the last seq.
+ * the sorted index (a new session's key), `last` (type → seq of its latest event), the turn index (redis-turns.ts)
+ * and the index by recency (redis-recency.ts). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n).
+ * Returns the last seq.
  */
-export const APPEND = `
+export const APPEND = `${PLACE_RECENT}
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
@@ -27,6 +30,7 @@ for i = 1, n do
 end
 redis.call('HSET', KEYS[3], unpack(seqs))
 if indexed then redis.call('HSET', KEYS[5], '', last) end
+placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
 
@@ -35,7 +39,7 @@ return last`;
  * indexes it as APPEND does. The seqs were checked to ascend before, so no XADD is refused and it never stops
  * halfway. ARGV: sessionId, then seq, ts, type, turn, json per event.
  */
-export const CREATE = `
+export const CREATE = `${PLACE_RECENT}
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('DEL', KEYS[3])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
@@ -49,12 +53,14 @@ for i = 2, #ARGV, 5 do
   last, ts = ARGV[i], ARGV[i + 1]
 end
 redis.call('HSET', KEYS[5], '', last)
+placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), ts)
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
 /** Deletes a session's stream, `last`, turn index and index entries; returns how many streams went (0 or 1). */
-export const DELETE = `
+export const DELETE = `${PLACE_RECENT}
 local n = redis.call('DEL', KEYS[1])
+placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), nil)
 redis.call('DEL', KEYS[3], KEYS[5], KEYS[6])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])

@@ -7,6 +7,8 @@ import { byKey } from './session-range.ts';
 import { newStoreId, REDIS_STORE_ID } from './store-id.ts';
 import { madeOnce } from '../made-once.ts';
 import { APPEND, CREATE, DELETE, lexBounds, PAGE } from './redis-scripts.ts';
+import { RECENT } from './redis-recency.ts';
+import { namespacePrefix } from '../session-id.ts';
 import { entriesOf, READ_TURN, spansOf, TURNS } from './redis-turns.ts';
 import { turnOf } from './turn-index.ts';
 import type { EventStore, SessionInfo, StoreDeps, StoreEvent, StoredEvent } from './types.ts';
@@ -35,6 +37,8 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const index = `${keyPrefix}sessions`;
   const ordered = `${keyPrefix}session-keys`;
   const openTurns = `${keyPrefix}open-turns`;
+  const recent = `${keyPrefix}recent`;
+  const recentByOwner = `${keyPrefix}recent-by-owner`;
   const key = (sessionId: string, name: 'ev' | 'last' | 'turns' | 'turn-order') =>
     `${keyPrefix}{s:${sessionId}}:${name}`;
   /** The turn index scripts' keys. */
@@ -47,7 +51,13 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     ordered,
     key(id, 'turns'),
     key(id, 'turn-order'),
+    recent,
+    recentByOwner,
   ];
+  const infoOf = (id: string, value: string): SessionInfo => {
+    const [seq = '0', updatedAt = ''] = value.split(' ');
+    return { id, lastSeq: Number(seq), updatedAt };
+  };
   const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
     let event: E | undefined;
     try {
@@ -157,10 +167,6 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async list(range) {
       guard();
-      const infoOf = (id: string, value: string): SessionInfo => {
-        const [seq = '0', updatedAt = ''] = value.split(' ');
-        return { id, lastSeq: Number(seq), updatedAt };
-      };
       if (!range || Object.values(range).every((v) => v === undefined)) {
         const all = await client.hGetAll(index).catch(failure('list'));
         return Object.entries(all)
@@ -173,6 +179,16 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const out: SessionInfo[] = [];
       for (let i = 0; i + 1 < reply.length; i += 2) out.push(infoOf(reply[i] as string, reply[i + 1] as string));
       return out;
+    },
+
+    async recent({ owner, after, limit }) {
+      guard();
+      const tag = owner === undefined ? '' : owner === '' ? '\u0001' : namespacePrefix(owner);
+      const args = [tag, after?.updatedAt ?? '', after?.id ?? '', String(limit)];
+      const [total, flat] = (await run(RECENT, [recent, recentByOwner, index], args, 'recent')) as [number, string[]];
+      const sessions: SessionInfo[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) sessions.push(infoOf(flat[i] as string, flat[i + 1] as string));
+      return { sessions, total: Number(total) };
     },
 
     async has(sessionId) {

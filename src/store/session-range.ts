@@ -5,22 +5,10 @@
  * - A range holds the keys `k` with `after < k`, `from <= k` and `k < below` (each optional); `limit` caps how many
  *   are answered, the first ones. Paging by key neither skips nor repeats a session that exists throughout.
  */
+import { compareKeys } from '../session-id.ts';
 import type { SessionRange } from './types.ts';
 
-/** Code point order of two strings (the order of their UTF-8 bytes). */
-export function compareKeys(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-/** Code units in code point order: surrogates (D800–DFFF) move above E000–FFFF. */
-const codePointRank = (unit: number): number => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+export { compareKeys };
 
 /** Whether `key` lies in the range (its bounds; `limit` aside). */
 export function inRange(key: string, range: SessionRange | undefined): boolean {

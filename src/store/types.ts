@@ -54,6 +54,29 @@ export interface SessionRange {
   limit?: number;
 }
 
+/**
+ * Which sessions `EventStore.recent` lists, most recently updated first: by `updatedAt` (the time of the last event,
+ * compared as text: ISO times in one format order by time), newest first; the same time by key in code point order.
+ */
+export interface RecentQuery {
+  /**
+   * Only one owner's sessions: the keys `splitSessionKey` (src/session-id.ts) gives this owner, `''` for the keys
+   * without one. Absent: every session.
+   */
+  owner?: string;
+  /** Only the sessions after this one in the order: the last of the previous page (it need not exist any more). */
+  after?: { id: string; updatedAt: string };
+  /** At most this many sessions (a positive integer). */
+  limit: number;
+}
+
+/** A page of `EventStore.recent`. */
+export interface RecentPage {
+  sessions: SessionInfo[];
+  /** How many sessions the query's owner (or the store) holds: kept with the index, not counted per call. */
+  total: number;
+}
+
 /** Where a turn's events lie in its session's log (events of other turns, or of none, may fall between). */
 export interface TurnSpan {
   turnId: string;
@@ -92,6 +115,13 @@ export interface EventStore<E extends StoreEvent> {
    * asks for. A page costs what it answers, not the whole store.
    */
   list(range?: SessionRange): Promise<SessionInfo[]>;
+  /**
+   * The sessions of `query.owner` (all without one) by recency (`RecentQuery`), after `query.after`, at most
+   * `query.limit`, with how many there are. Engines keep an index by update time beside the logs, so a page costs
+   * what it answers, whatever the store holds. Paging neither skips nor repeats a session that is not updated
+   * meanwhile; one updated between pages moves ahead of the cursor, so the pages still to come do not list it.
+   */
+  recent(query: RecentQuery): Promise<RecentPage>;
   /** The session's turns in the order of their first event, only those `range` asks for; costs the turns it answers. */
   turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]>;
   /** The events of one turn with seq > since, in order ([] for an unknown turn); costs what the turn spans. */

@@ -4,6 +4,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createRedisStore } from '../../src/store/redis-store.ts';
+import { sessionKey } from '../../src/session-id.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
 import { eventStoreContract, manualClock, user, type ContractSubject } from './store-contract.ts';
@@ -69,6 +70,37 @@ describe.skipIf(!enabled)('redis store', () => {
       expect((await store.list({ after: 'a', limit: 2 })).map((s) => s.id)).toEqual(['c', 'd']); // b dropped, the page filled from further on
       expect((await store.list({ after: 'd', limit: 2 })).map((s) => s.id)).toEqual(['e']); // sizes differed: rebuilt
       expect((await store.list()).map((s) => s.id)).toEqual(['a', 'c', 'd', 'e']);
+    } finally {
+      await raw.close();
+      await store.close();
+    }
+  });
+
+  it('lists by recency a store written before that index existed (rebuilt from the hash), and mends what an older agentd wrote since', async () => {
+    const prefix = `recent${randomUUID()}:`;
+    const { store, clock } = await open(prefix);
+    const raw = createClient({ url: redis!.url });
+    await raw.connect();
+    const recent = async (owner?: string) =>
+      (await store.recent({ ...(owner !== undefined && { owner }), limit: 10 })).sessions.map((s) => s.id);
+    try {
+      const alice = sessionKey('alice', 'x');
+      for (const key of ['a', 'b', alice, 'c']) {
+        clock.advance(1000);
+        await store.append(key, [user(key)]);
+      }
+      await raw.del([`${prefix}recent`, `${prefix}recent-by-owner`]); // as an older agentd left it: the hash alone
+      expect(await recent()).toEqual(['c', alice, 'b', 'a']);
+      expect(await store.recent({ owner: 'alice', limit: 10 })).toMatchObject({ sessions: [{ id: alice }], total: 1 });
+      expect(await raw.zCard(`${prefix}recent`)).toBe(4);
+      // An older agentd appends to `a` (a later time) and deletes `b` (the hash alone; sizes differ: rebuilt) …
+      await raw.hSet(`${prefix}sessions`, 'a', '2 2025-01-02T03:05:00.000Z');
+      await raw.hDel(`${prefix}sessions`, 'b');
+      expect(await recent('')).toEqual(['a', 'c']);
+      // … or appends to `c`, with the sizes still matching: the page moves it when it meets it.
+      await raw.hSet(`${prefix}sessions`, 'c', '2 2025-01-02T03:06:00.000Z');
+      expect(await recent()).toEqual(['a', alice]); // `c` was met where it had been, after the page's start
+      expect(await recent()).toEqual(['c', 'a', alice]);
     } finally {
       await raw.close();
       await store.close();

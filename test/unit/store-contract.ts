@@ -4,6 +4,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { namespacePrefix, sessionKey } from '../../src/session-id.ts';
 import { compareKeys } from '../../src/store/index.ts';
+import { recencyContract } from './store-recency-contract.ts';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
@@ -116,6 +117,8 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     afterEach(async () => {
       await Promise.all(opened.splice(0).map((s) => s.close()));
     });
+
+    recencyContract(subject, opened);
 
     it('marks the sessions with a turn open, in call order, for another store over the medium (engines that keep them)', async () => {
       const { store, reopen } = await subject();

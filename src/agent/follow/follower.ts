@@ -22,7 +22,6 @@ import {
 } from '../frames.ts';
 import { endsTurn, factStep, seqOfStep, storedSteps, turnOfStep, type TurnStep } from './steps.ts';
 import { sessionsByRecency, turnPage, type TurnPageQuery } from './turn-pages.ts';
-import type { SessionRange } from '../../store/types.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 
 export interface SessionWatch {
@@ -135,9 +134,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> =>
       storedSteps(await store.readTurn(sessionId, turnId)),
     turnPage: (query: TurnPageQuery) => turnPage(store, query),
-    /** The sessions of `range` (or `only`), most recently updated first (turn-pages.ts). */
-    sessionsByRecency: (range: Omit<SessionRange, 'after' | 'limit'>, only?: string) =>
-      sessionsByRecency(store, range, only),
+    /** The sessions of `owner` (every session when undefined; or `only`), most recently updated first (turn-pages.ts). */
+    sessionsByRecency: (owner: string | undefined, only?: string) => sessionsByRecency(store, owner, only),
     turnIds: async (sessionId: string): Promise<string[]> => (await store.turns(sessionId)).map((t) => t.turnId),
     turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),

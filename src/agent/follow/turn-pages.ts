@@ -4,9 +4,11 @@
  *   session and the first seq of the last turn read), holds at most `limit` turns, and `more` tells whether any
  *   follow. `only` pages one session's turns, otherwise the sessions are those of `range`. A page costs the sessions
  *   and turns it answers, however many the store holds.
- * - `sessionsByRecency` (A2A `ListTasks`, newest first): the sessions of `range` (or the one `only` names), most
- *   recently updated first. Every turn of a session ends at or before its session's `updatedAt`, so a reader that
- *   takes sessions in this order can stop once the turns it holds are newer than the next session.
+ * - `sessionsByRecency` (A2A `ListTasks`, newest first): the sessions of `owner` (all when undefined; or the one
+ *   `only` names), most recently updated first, then by key (`EventStore.recent`), pulled from the store's index by
+ *   update time a few at a time as the reader asks for them. Every turn of a session ends at or before its
+ *   session's `updatedAt`, so a reader that takes sessions in this order can stop once the turns it holds come
+ *   before the next session: what it read costs the sessions it took, however many the owner has.
  */
 import type { SessionInfo, SessionRange } from '../../store/types.ts';
 import type { FollowStore } from './types.ts';
@@ -55,21 +57,23 @@ export async function turnPage(
   return { turns: out.slice(0, query.limit), more: out.length > query.limit };
 }
 
-/** Sessions listed at a time. */
-const SESSIONS_PER_READ = 256;
-
-export async function sessionsByRecency(
+export async function* sessionsByRecency(
   store: FollowStore,
-  range: Omit<SessionRange, 'after' | 'limit'>,
+  owner: string | undefined,
   only?: string,
-): Promise<SessionInfo[]> {
-  if (only !== undefined) return (await store.list({ from: only, limit: 1 })).filter((s) => s.id === only);
-  const out: SessionInfo[] = [];
-  for (let after: string | undefined; ;) {
-    const sessions = await store.list({ ...range, ...(after !== undefined && { after }), limit: SESSIONS_PER_READ });
-    out.push(...sessions);
-    after = sessions.at(-1)?.id;
-    if (sessions.length < SESSIONS_PER_READ) break;
+): AsyncGenerator<SessionInfo> {
+  if (only !== undefined) {
+    yield* (await store.list({ from: only, limit: 1 })).filter((s) => s.id === only);
+    return;
   }
-  return out.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+  for (let after: SessionInfo | undefined, limit = FIRST_SESSIONS; ; limit = Math.min(MOST_SESSIONS, limit * 2)) {
+    const { sessions } = await store.recent({
+      ...(owner !== undefined && { owner }),
+      ...(after && { after: { id: after.id, updatedAt: after.updatedAt } }),
+      limit,
+    });
+    yield* sessions;
+    after = sessions.at(-1);
+    if (sessions.length < limit) return;
+  }
 }

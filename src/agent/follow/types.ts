@@ -16,4 +16,4 @@ export interface FrameInterest {
  */
 export type FollowBus = Pick<Bus<CommandSpec, EventSpec>, 'onSession'>;
 
-export type FollowStore = Pick<EventStore<SessionEvent>, 'read' | 'readTurn' | 'turns' | 'list'>;
+export type FollowStore = Pick<EventStore<SessionEvent>, 'read' | 'readTurn' | 'turns' | 'list' | 'recent'>;

@@ -1,0 +1,103 @@
+/**
+ * Sessions by update time in memory (the memory and JSONL engines' `recent`): one sorted array of every session and
+ * one per owner, oldest first (so the session just appended to moves to the end), with a map from key to entry.
+ * - Order (`RecentQuery`): `updatedAt` newest first, then key in code point order; an array holds the reverse.
+ * - `set` moves a session to its time (an append, a create), `remove` takes it out (a delete); both cost a binary
+ *   search and one splice. A page costs a binary search and what it answers; `total` is an array's length.
+ */
+import { compareKeys, splitSessionKey } from '../session-id.ts';
+import { partitionPoint } from './stored-event.ts';
+import type { RecentPage, RecentQuery, SessionInfo } from './types.ts';
+
+type Position = Pick<SessionInfo, 'id' | 'updatedAt'>;
+
+/** The arrays' order: oldest first, then key in reverse code point order (the listing's order reversed). */
+const ascending = (a: Position, b: Position): number =>
+  a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : compareKeys(b.id, a.id);
+
+const ownerOf = (key: string): string => splitSessionKey(key).owner ?? '';
+
+export interface RecencyIndex {
+  /** Places the session at its last event (`info`), replacing where it was. */
+  set(info: SessionInfo): void;
+  remove(id: string): void;
+  /** Adds the sessions it does not hold yet, sorting once (a build from a listing); keeps those it holds. */
+  load(infos: readonly SessionInfo[]): void;
+  page(query: RecentQuery): RecentPage;
+  clear(): void;
+}
+
+export function createRecencyIndex(): RecencyIndex {
+  const entries = new Map<string, SessionInfo>();
+  const all: SessionInfo[] = [];
+  const byOwner = new Map<string, SessionInfo[]>();
+
+  const insert = (list: SessionInfo[], info: SessionInfo) => {
+    const at = list.length === 0 || ascending(list.at(-1)!, info) < 0 ? list.length : place(list, info);
+    list.splice(at, 0, info);
+  };
+  const place = (list: SessionInfo[], at: Position) => partitionPoint(list, (e) => ascending(e, at) < 0);
+  const take = (list: SessionInfo[], info: SessionInfo) => {
+    const at = place(list, info);
+    if (list[at] === info) list.splice(at, 1);
+  };
+
+  return {
+    set(info) {
+      const old = entries.get(info.id);
+      const owner = ownerOf(info.id);
+      let mine = byOwner.get(owner);
+      if (!mine) byOwner.set(owner, (mine = []));
+      if (old) {
+        take(all, old);
+        take(mine, old);
+      }
+      const entry = { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt };
+      entries.set(info.id, entry);
+      insert(all, entry);
+      insert(mine, entry);
+    },
+
+    remove(id) {
+      const old = entries.get(id);
+      if (!old) return;
+      entries.delete(id);
+      take(all, old);
+      const owner = ownerOf(id);
+      const mine = byOwner.get(owner);
+      if (!mine) return;
+      take(mine, old);
+      if (mine.length === 0) byOwner.delete(owner);
+    },
+
+    load(infos) {
+      for (const info of infos)
+        if (!entries.has(info.id))
+          entries.set(info.id, { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt });
+      all.length = 0;
+      byOwner.clear();
+      for (const entry of [...entries.values()].sort(ascending)) {
+        all.push(entry);
+        const owner = ownerOf(entry.id);
+        const mine = byOwner.get(owner);
+        if (mine) mine.push(entry);
+        else byOwner.set(owner, [entry]);
+      }
+    },
+
+    page({ owner, after, limit }) {
+      const list = owner === undefined ? all : (byOwner.get(owner) ?? []);
+      // Entries before `end` come after the cursor in the listing's order (the arrays hold it reversed).
+      const end = after === undefined ? list.length : place(list, after);
+      const sessions: SessionInfo[] = [];
+      for (let i = end - 1; i >= 0 && sessions.length < limit; i--) sessions.push({ ...list[i]! });
+      return { sessions, total: list.length };
+    },
+
+    clear() {
+      entries.clear();
+      all.length = 0;
+      byOwner.clear();
+    },
+  };
+}
