@@ -39,7 +39,11 @@ export interface ChildTransportOptions {
 
 const INHERITED =
   process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
-const STDERR_GRACE_MS = 200;
+/**
+ * How long an exited server's last stderr lines are waited for (its pipe's end; a grandchild still holding the pipe
+ * delays the close this long at most). 200 ms lost the cause on a loaded machine (stress-ng on both cores).
+ */
+const STDERR_GRACE_MS = 2_000;
 
 function childEnv(configured: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
