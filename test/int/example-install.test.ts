@@ -1,6 +1,6 @@
 /**
  * The AG-UI example launcher's install step (tools/ag-ui-example/install.ts) as two launchers started at once meet it
- * on a first run (a clean clone's `npm test` starts two): one installs, the other waits and finds the packages there.
+ * on a first run (a clean clone's `npm run test:slow` starts two): one installs, the other waits and finds the packages there.
  * The project root here is a temporary one whose `example:install` script stands in for `npm ci` (slow, and counted).
  */
 import { spawn } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * What users get: the tarball `npm pack` makes, installed globally into a temporary prefix (from npm's cache, else
  * the registry) and run as the `agentd` command from folders that are not the checkout, under whichever Node is
- * first on PATH: CI runs the package files on Node 20 (`npm test`), 22 (tools/ci/node-lines.sh) and 24
+ * first on PATH: CI runs the package files on Node 20 (`npm run test:slow`), 22 (tools/ci/node-lines.sh) and 24
  * (tools/ci/debian13-native.sh). The tarball and its install are made once per run and shared by the package files
  * (test/support/installed-package.ts), which run in parallel: this one checks the tarball, its install and the
  * commands that answer at once; package-serve.test.ts the commands that serve (the docs' among them);

@@ -1,6 +1,7 @@
 /**
  * Global setup: installs the official MCP conformance suite (test/conformance, its own lock file and the Node 22
- * it needs) when it is missing or older than its lock file, so `npm test` is the one command that runs every test.
+ * it needs) when it is missing or older than its lock file, so `npm run test:slow` (the
+ * slow tier, whose project alone has this setup: vitest.config.ts) needs no step before it; `npm test` installs nothing.
  * The install runs beside the tests rather than before them (a first run's 35–60 s): AGENTD_TEST_CONFORMANCE names
  * a file written once it has ended, which the tests that use the suite wait for (test/support/conformance-installed.ts),
  * and the run ends only after it. Never fails the run: without the npm registry the install fails with a notice,

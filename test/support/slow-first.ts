@@ -6,8 +6,9 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Longest first, as a clean clone's first `npm test` measured them on the idle 2-core machine (README, Development):
- * the example files first, as they wait for a first run's install of the example page's packages.
+ * Longest first, as a clean clone's first run of both tiers measured them on the idle 2-core machine (README,
+ * Development; `npm test` runs the names here that are not in the slow tier, `npm run test:slow` the others): the
+ * example files first, as they wait for a first run's install of the example page's packages.
  */
 const SLOWEST = [
   'ag-ui-example',
