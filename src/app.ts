@@ -306,9 +306,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await mcp.start(); // waits for the tool servers' first attempts: a stop may come meanwhile
       if (stopping) return;
       await cluster?.join();
+      // First: a session with a turn a restart left running opens only once this ran, and a feature's start may send
+      // to one (the scheduler's recovery).
+      agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
       for (const feature of features) if (!stopping) await feature.start?.();
       if (stopping) return;
-      agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
