@@ -31,6 +31,30 @@ export interface SessionRegistryDeps {
   onSessionClosed?: (sessionId: string) => void;
 }
 
+/** `fn` on the slot's session: at once when it is open, else once it has opened; false when it never opens. */
+function whenOpened(slot: SessionSlot, fn: (s: Session) => Promise<boolean>): Promise<boolean> {
+  if (slot.session) return fn(slot.session);
+  return slot.opening.then(fn, () => false);
+}
+
+/** Keeps `done` in `pending` under `id` until it settles (unless a later one took its place there); returns it. */
+function holdUntilSettled<T>(pending: Map<string, Promise<unknown>>, id: string, done: Promise<T>): Promise<T> {
+  pending.set(id, done);
+  const forget = () => {
+    if (pending.get(id) === done) pending.delete(id);
+  };
+  done.then(forget, forget);
+  return done;
+}
+
+/** A timer sweeping every `evictAfterMs` (at least once a minute) that does not hold the process open; none for 0. */
+function startSweeper(sweep: () => void, evictAfterMs: number): NodeJS.Timeout | undefined {
+  if (evictAfterMs <= 0) return undefined;
+  const timer = setInterval(sweep, Math.min(evictAfterMs, 60_000));
+  timer.unref();
+  return timer;
+}
+
 export function createSessionRegistry(deps: SessionRegistryDeps) {
   const { clock, log, evictAfterMs } = deps;
   const slots = new Map<string, SessionSlot>();
@@ -123,14 +147,11 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     const slot = slots.get(sessionId);
     if (!slot) return Promise.resolve(false);
     slots.delete(sessionId);
-    const closing = async (s: Session | undefined) => {
-      if (!s) return false;
+    return whenOpened(slot, async (s) => {
       await s.close(reason, options);
       deps.onSessionClosed?.(sessionId);
       return true;
-    };
-    if (slot.session) return closing(slot.session);
-    return slot.opening.then(closing, () => false);
+    });
   }
 
   function deleteSession(sessionId: string): Promise<boolean> {
@@ -143,13 +164,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
       deps.quotas.forget(sessionId);
       return removed || wasOpen;
     };
-    const done = run();
-    deleting.set(sessionId, done);
-    const forget = () => {
-      if (deleting.get(sessionId) === done) deleting.delete(sessionId);
-    };
-    done.then(forget, forget);
-    return done;
+    return holdUntilSettled(deleting, sessionId, run());
   }
 
   return {
@@ -163,10 +178,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     inUse: (sessionId: string) => slots.has(sessionId) || deleting.has(sessionId),
     start(): void {
       stopping = false;
-      if (evictAfterMs > 0) {
-        sweeper = setInterval(sweep, Math.min(evictAfterMs, 60_000));
-        sweeper.unref();
-      }
+      sweeper = startSweeper(sweep, evictAfterMs);
     },
     /** Refuses new sessions at once, waits for deletes in flight, then closes every session (reason 'shutdown'). */
     async stop(): Promise<void> {

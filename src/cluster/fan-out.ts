@@ -18,6 +18,27 @@ const ASKS = 3;
 /** The holder's acknowledgement on a session's channel: it publishes the session's frames from then on. */
 const PUBLISHING = 'cluster.publishing';
 
+/** The holder's answer to a watch notice: it publishes the session's frames from now on. */
+function publishingAck(instanceId: string, notice: WatchNotice): WireEvent {
+  return { from: instanceId, name: PUBLISHING, correlationId: notice.nonce, sessionId: notice.sessionId };
+}
+
+/**
+ * Waits for the acknowledgement `nonce` (true) or `ACK_MS` (false); `stop` forgets the wait (call it once done).
+ */
+function listenForAck(acks: Map<string, () => void>, nonce: string) {
+  let timer: NodeJS.Timeout | undefined;
+  const acknowledged = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ACK_MS).unref();
+    acks.set(nonce, () => resolve(true));
+  });
+  const stop = () => {
+    clearTimeout(timer);
+    acks.delete(nonce);
+  };
+  return { acknowledged, stop };
+}
+
 /**
  * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
  * on its session's channel while another instance may watch it (not while Redis is away: durable frames stay
@@ -90,13 +111,8 @@ export function createFanOut(options: FanOutOptions) {
     const notice = readWire(watchNotice, raw, on, log);
     if (!notice) return;
     speak(notice.sessionId);
-    const ack: WireEvent = {
-      from: instanceId,
-      name: PUBLISHING,
-      correlationId: notice.nonce,
-      sessionId: notice.sessionId,
-    };
-    client.publish(channel(notice.sessionId), JSON.stringify(ack)).catch(() => undefined);
+    const ack = JSON.stringify(publishingAck(instanceId, notice));
+    client.publish(channel(notice.sessionId), ack).catch(() => undefined);
   }
 
   /** Asks the session's holder to publish its frames; resolves once it acknowledged, or there is no one to ask. */
@@ -105,19 +121,14 @@ export function createFanOut(options: FanOutOptions) {
       const owner = await holder(sessionId);
       if (owner === null || owner === instanceId) return;
       const nonce = `${instanceId}:${++asked}`;
-      let timer: NodeJS.Timeout | undefined;
       // Listening before asking: the acknowledgement may come before the PUBLISH's own answer.
-      const acknowledged = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), ACK_MS).unref();
-        acks.set(nonce, () => resolve(true));
-      });
+      const { acknowledged, stop } = listenForAck(acks, nonce);
       try {
         const notice: WatchNotice = { sessionId, nonce };
         const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice));
         if (receivers === 0 || (await acknowledged)) return; // nobody listens there: the holder is gone
       } finally {
-        clearTimeout(timer);
-        acks.delete(nonce);
+        stop();
       }
     }
     log.warn({ sessionId }, 'cluster: the holder of a watched session did not acknowledge; its frames may not come');

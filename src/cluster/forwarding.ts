@@ -36,6 +36,31 @@ const HANDED_OVER = 'handed_over';
 const handedOver = (err: unknown) =>
   isAppError(err) && err.code === 'SERVICE_UNAVAILABLE' && err.details?.reason === HANDED_OVER;
 
+/** A command as it travels to the owner's inbox. */
+function wireCommand(command: Envelope, via: Pick<WireCommand, 'id' | 'from' | 'hops'>): WireCommand {
+  const { name, payload, correlationId, sessionId } = command;
+  return {
+    kind: 'command',
+    ...via,
+    name,
+    payload: payload as WireCommand['payload'],
+    correlationId,
+    ...(sessionId !== undefined && { sessionId }),
+  };
+}
+
+/** A forwarded command as the owner's handlers take it, received at `ts`. */
+function commandOf(message: WireCommand, ts: number): Envelope {
+  const { id, name, payload, correlationId, sessionId } = message;
+  return { id, ts, correlationId, name, payload, ...(sessionId !== undefined && { sessionId }) };
+}
+
+/** The reply to a forwarded command that failed: its AppError, or INTERNAL_ERROR with its message. */
+function refusal(id: string, err: unknown): WireReply {
+  const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', messageOf(err));
+  return { kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } };
+}
+
 export interface ForwardingOptions extends ClusterShared {
   leases: Pick<ReturnType<typeof createLeases>, 'owner' | 'release'>;
   /** Whether a session is in this instance's memory. */
@@ -106,17 +131,7 @@ export function createForwarding(options: ForwardingOptions) {
 
   async function forward(owner: string, command: Envelope, hops: number): Promise<unknown> {
     const id = ids();
-    const { name, payload, correlationId, sessionId } = command;
-    const message: WireCommand = {
-      kind: 'command',
-      id,
-      from: instanceId,
-      hops,
-      name,
-      payload: payload as WireCommand['payload'],
-      correlationId,
-      ...(sessionId !== undefined && { sessionId }),
-    };
+    const message = wireCommand(command, { id, from: instanceId, hops });
     const answer = new Promise((resolve, reject) => {
       const timer = setTimeout(() => settle(id)?.reject(new OwnerGone()), FORWARD_TIMEOUT_MS);
       pending.set(id, { resolve, reject, timer });
@@ -150,25 +165,15 @@ export function createForwarding(options: ForwardingOptions) {
   }
 
   function runForwarded(message: WireCommand): void {
-    const { id, from, hops, name, payload, correlationId, sessionId } = message;
-    const command: Envelope = {
-      id,
-      ts: clock.now(),
-      correlationId,
-      name,
-      payload,
-      ...(sessionId !== undefined && { sessionId }),
-    };
+    const { id, from, hops, name } = message;
+    const command = commandOf(message, clock.now());
     const reply = (answer: WireReply) =>
       client
         .publish(inbox(from), JSON.stringify(answer))
         .catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
     runOrHandOver(command, hops).then(
       (result) => reply({ kind: 'reply', id, ok: true, result }),
-      (err: unknown) => {
-        const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', messageOf(err));
-        return reply({ kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } });
-      },
+      (err: unknown) => reply(refusal(id, err)),
     );
   }
 

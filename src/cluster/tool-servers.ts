@@ -14,6 +14,43 @@ import {
 type Listed = ToolServerStatus & { name: string };
 type InstanceStatus = ToolServerStatus & { instanceId: string };
 
+/** The command that applies a change here. */
+function commandFor(change: Change): { name: string; payload: unknown } {
+  if (change.op === 'remove') return { name: 'mcp.removeServer', payload: { serverId: change.name } };
+  if (change.op === 'restart') return { name: 'mcp.restartServer', payload: { serverId: change.name } };
+  const name = change.kind === 'a2a' ? 'mcp.connectA2aAgent' : 'mcp.connectServer';
+  return { name, payload: { name: change.name, config: change.config } };
+}
+
+/** The change a connect (`command`: `mcp.connectServer` or `mcp.connectA2aAgent`) of `server` shares. */
+function connectChange(command: string, server: string, config: unknown): Change {
+  return { op: 'connect', name: server, config, ...(command === 'mcp.connectA2aAgent' && { kind: 'a2a' as const }) };
+}
+
+/** An instance's status hash: each server's status (and error) as JSON, by server name. */
+function statusFields(servers: Listed[]): Record<string, string> {
+  const json = (s: Listed) => JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) });
+  return Object.fromEntries(servers.map((s) => [s.name, json(s)]));
+}
+
+/** Every instance's statuses (hashes `read` parses; unreadable ones skipped), by server name. */
+function byServer(
+  all: readonly (readonly [string, Record<string, string>])[],
+  read: (json: string, instance: string) => ToolServerStatus | undefined,
+): Map<string, InstanceStatus[]> {
+  const servers = new Map<string, InstanceStatus[]>();
+  for (const [instance, statuses] of all) {
+    for (const [name, json] of Object.entries(statuses)) {
+      const parsed = read(json, instance);
+      if (!parsed) continue;
+      const list = servers.get(name) ?? [];
+      list.push({ instanceId: instance, ...parsed });
+      servers.set(name, list);
+    }
+  }
+  return servers;
+}
+
 /**
  * Runtime tool-server changes shared by every instance over one Redis.
  * - A connect after which the server is listed here, and a successful remove or restart, are published; every
@@ -43,13 +80,8 @@ export function createToolServerSync(options: ClusterShared) {
 
   async function apply(change: Change): Promise<void> {
     try {
-      if (change.op === 'connect')
-        await run(change.kind === 'a2a' ? 'mcp.connectA2aAgent' : 'mcp.connectServer', {
-          name: change.name,
-          config: change.config,
-        });
-      else if (change.op === 'remove') await run('mcp.removeServer', { serverId: change.name });
-      else await run('mcp.restartServer', { serverId: change.name });
+      const { name, payload } = commandFor(change);
+      await run(name, payload);
     } catch (err) {
       log.warn(
         { err: isAppError(err) ? err.message : err, change: change.op, server: change.name },
@@ -61,31 +93,16 @@ export function createToolServerSync(options: ClusterShared) {
   /** The statuses of every live instance, by server name. */
   async function statusesByServer(): Promise<Map<string, InstanceStatus[]>> {
     const live = await client.zRangeByScore(instancesKey, clock.now() - 2 * leaseMs, '+inf');
-    const byServer = new Map<string, InstanceStatus[]>();
     const all = await Promise.all(
       live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const),
     );
-    for (const [instance, statuses] of all) {
-      for (const [name, json] of Object.entries(statuses)) {
-        const parsed = readWire(toolServerStatus, json, statusKey(instance), log);
-        if (!parsed) continue;
-        const list = byServer.get(name) ?? [];
-        list.push({ instanceId: instance, ...parsed });
-        byServer.set(name, list);
-      }
-    }
-    return byServer;
+    return byServer(all, (json, instance) => readWire(toolServerStatus, json, statusKey(instance), log));
   }
 
   /** Writes this instance's statuses and marks it alive in one transaction (a listing never sees them half rewritten). */
   async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
     const key = statusKey(instanceId);
-    const fields = Object.fromEntries(
-      servers.map((s) => [
-        s.name,
-        JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) }),
-      ]),
-    );
+    const fields = statusFields(servers);
     const tx = client.multi();
     if (replace) tx.del(key);
     if (Object.keys(fields).length > 0) tx.hSet(key, fields);
@@ -111,13 +128,7 @@ export function createToolServerSync(options: ClusterShared) {
           return async (command) => {
             const { name: server, config } = command.payload as { name: string; config: unknown };
             const shareIfListed = async () => {
-              if (await listedHere(server))
-                await share({
-                  op: 'connect',
-                  name: server,
-                  config,
-                  ...(name === 'mcp.connectA2aAgent' && { kind: 'a2a' as const }),
-                });
+              if (await listedHere(server)) await share(connectChange(name, server, config));
             };
             try {
               const result = await handler(command);

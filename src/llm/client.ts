@@ -15,8 +15,9 @@
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
- * - Only a whole answer is a step: a stream the folder finds `unfinished` (adapter.ts) fails as
- *   `incomplete_stream`, and an answer neither SSE nor JSON (answerKind) as `not_a_model_answer`.
+ * - Only a whole answer is a step (one attempt and its answer: attempt.ts): a stream the folder finds
+ *   `unfinished` (adapter.ts) fails as `incomplete_stream`, and an answer neither SSE nor JSON (answerKind) as
+ *   `not_a_model_answer`.
  * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
  * - `llm.maxEventBytes` bounds one stream event and a whole unstreamed reply (`event_too_large`); a malformed
@@ -28,12 +29,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
-import { createLeanRequest, headersOf, MAX_ERROR_BODY_BYTES, requestHead, wholeBody } from './lean-request.ts';
+import { createLeanRequest, requestHead } from './lean-request.ts';
 import { createHttp1Pool } from './http1-client/index.ts';
 import { proxyFor } from '../egress/proxy.ts';
 import type { LlmConfig } from '../config/schema.ts';
-import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
-import { ModelAnswerError, ModelProtocolError } from './api-error.ts';
+import { TextCallbackError, type Adapter } from './adapter.ts';
+import { abortError, createAttempt } from './attempt.ts';
 import type { Logger } from '../log/index.ts';
 import {
   contentFilterFailure,
@@ -52,7 +53,6 @@ import { chatAdapter } from './chat-adapter.ts';
 import { messagesAdapter } from './messages-adapter.ts';
 import { apiOf, contextLimitsOf, resolveProvider } from './providers.ts';
 import { responsesAdapter } from './responses-adapter.ts';
-import { createSseReader } from './sse.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
 /** How one model request ended. */
@@ -77,26 +77,6 @@ export interface LlmDeps {
 
 /** The adapter of each API; a model's is `llm.api`, else its provider's default (apiOf). */
 const ADAPTERS = { chat: chatAdapter, responses: responsesAdapter, messages: messagesAdapter } as const;
-
-function abortError(): DOMException {
-  return new DOMException('model request aborted', 'AbortError');
-}
-
-/**
- * How a 2xx answer is read, by its media type: a stream as SSE (`text/event-stream`; a stream without a
- * content type too), JSON whole (`application/json`, `+json`: also a server that does not stream). Anything
- * else (an HTML page from a proxy or a wrong base URL) is no model answer.
- */
-function answerKind(contentType: string | string[] | undefined, stream: boolean): 'sse' | 'json' | ModelAnswerError {
-  const type = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(';')[0]?.trim().toLowerCase();
-  if (type === undefined || type === '') return stream ? 'sse' : 'json';
-  if (type === 'application/json' || type.endsWith('+json')) return 'json';
-  if (stream && type === 'text/event-stream') return 'sse';
-  return new ModelAnswerError(
-    'not_a_model_answer',
-    `the model endpoint answered ${type}, not ${stream ? 'a model stream' : 'JSON'} (is llm.baseURL right?)`,
-  );
-}
 
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
@@ -127,66 +107,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const proxy = proxyFor(head.url, llm.proxy, deps.env ?? process.env);
   const post = createLeanRequest(head, createHttp1Pool(proxy && { proxy }));
 
-  /** One attempt: the request and its whole answer. */
-  async function attempt(
-    body: Buffer,
-    signal: AbortSignal,
-    onText: ModelRequest['onText'],
-    watch: (size: number) => void,
-  ): Promise<ModelStep> {
-    const answer = await post(body, signal);
-    // No content is no stream: a malformed answer, not an empty reply.
-    if (adapter.stream && answer.statusCode === 204)
-      throw new ModelProtocolError('a 204 (no content) answer to a streaming request');
-    const kind = answerKind(answer.headers['content-type'], adapter.stream);
-    if (kind instanceof ModelAnswerError) {
-      // Read as an error body is (bounded: past MAX_ERROR_BODY_BYTES the connection is closed, not reused).
-      await answer.body.text(MAX_ERROR_BODY_BYTES).catch(() => undefined);
-      throw kind;
-    }
-    if (kind === 'json') {
-      const step = adapter.whole(await wholeBody(answer, llm.maxEventBytes), newId);
-      if (signal.aborted) throw abortError();
-      watch(step.text.length);
-      emitText(onText, step.text);
-      return step;
-    }
-    // The text of one network read reaches `onText` as one delta (the concatenation is the same): when
-    // a busy process reads several events at once, the session and every face handle one piece, not many.
-    let held = '';
-    const folder = adapter.folder(onText && ((delta) => void (held += delta)));
-    const reader = createSseReader(
-      (event) => {
-        folder.add(event);
-        watch(folder.size);
-      },
-      () => headersOf(answer.headers),
-      llm.maxEventBytes,
-    );
-    const release = (): void => {
-      const text = held;
-      held = '';
-      emitText(onText, text);
-    };
-    await answer.body.read((chunk) => {
-      try {
-        reader.push(chunk);
-      } finally {
-        release();
-      }
-    });
-    try {
-      reader.end();
-    } finally {
-      release();
-    }
-    // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
-    if (signal.aborted) throw abortError();
-    const unfinished = folder.unfinished(reader.done);
-    if (unfinished !== undefined)
-      throw new ModelAnswerError('incomplete_stream', `model stream ended before its answer did (${unfinished})`);
-    return folder.build(newId);
-  }
+  const attempt = createAttempt({ post, adapter, maxEventBytes: llm.maxEventBytes, newId });
 
   return {
     model: llm.model,

@@ -44,3 +44,47 @@ export function describe(error: unknown, timeout: number): string {
   }
   return String(error);
 }
+
+/** What a failed call's caller knows besides the error, for `callFailure`. */
+export interface CallFacts {
+  /** `config.timeout`; with `resetOnProgress` it bounds the gaps between progress, `totalTimeout` the whole call. */
+  timeout: number;
+  totalTimeout: number;
+  resetOnProgress: boolean;
+  /** The reason a sign-in wall gives, when the failure is one (`oauth.explain`). */
+  signIn: (error: unknown) => string | undefined;
+  /** Whether no progress came within `timeout` (the progress relay's timer). */
+  noProgress: () => boolean;
+  /** Whether the caller cancelled the call. */
+  cancelled: () => boolean;
+  /** How the connection closed: without (for any principal) or with (for admins) what a stdio server's stderr said. */
+  closedReason: (withStderr: boolean) => string;
+  /** Whether a failure below the protocol means the server is unreachable (not on stdio: its process says). */
+  mayBeUnreachable: boolean;
+  /** Told the reason when the server is unreachable (the connection is lost). */
+  unreachable: (reason: string) => void;
+}
+
+/** A failed call as a CallError, checked in this order: sign-in, stalled, cancelled, timed out, closed, unreachable. */
+export function callFailure(error: unknown, facts: CallFacts): CallError {
+  const { timeout } = facts;
+  if (error instanceof CallError) return error;
+  const signIn = facts.signIn(error);
+  if (signIn !== undefined) return new CallError(signIn, 'protocol');
+  if (facts.noProgress()) return new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
+  if (facts.cancelled()) return new CallError('cancelled', 'cancelled');
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
+    const bound = facts.resetOnProgress ? `${facts.totalTimeout} ms in all (maxTotalTimeout)` : `${timeout} ms`;
+    return new CallError(`timed out after ${bound}`, 'timeout');
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
+    const closed = (withStderr: boolean) => `connection to the server closed (${facts.closedReason(withStderr)})`;
+    return new CallError(closed(false), 'closed', closed(true));
+  }
+  if (facts.mayBeUnreachable && belowProtocol(error)) {
+    const reason = describe(error, timeout);
+    facts.unreachable(reason);
+    return new CallError(`server unreachable: ${reason}`, 'closed');
+  }
+  return new CallError(describe(error, timeout), 'protocol');
+}

@@ -10,16 +10,11 @@
  * - On a server that runs tools as tasks (`runsTasks`), a tool whose `execution.taskSupport` is `required` or
  *   `optional` is called as a task (task-call.ts), bounded in all as a call is; `extras.task` hears and resumes it.
  *   A resumed task recorded with another MCP session id (an HTTP server, before agentd's restart) is polled on that
- *   session (servers may keep a task to the session that made it), by a client of its own closed after the call.
+ *   session (servers may keep a task to the session that made it), by a client of its own closed after the call
+ *   (task-client.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  Client,
-  LOG_LEVEL_META_KEY,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type {
   CallToolResult,
   ClientCapabilities,
@@ -27,14 +22,15 @@ import type {
   ServerCapabilities,
   Tool,
 } from '@modelcontextprotocol/client';
-import { belowProtocol, CallError, describe } from './call-error.ts';
-import { connect, sessionTransport, type ConnectOptions, type TransportKind } from './connect.ts';
+import { CallError, callFailure, describe } from './call-error.ts';
+import { connect, type ConnectOptions, type TransportKind } from './connect.ts';
 import { createInFlightCalls, attachElicitation } from './elicitation.ts';
 import type { Attempt } from './eras.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
-import type { RemoteTask, ServerAsks, TaskHooks } from '../server-asks.ts';
-import { callsAsTask, runsToolTasks, runTaskCall } from './task-call.ts';
+import type { ServerAsks, TaskHooks } from '../server-asks.ts';
+import { callsAsTask, runsToolTasks } from './task-call.ts';
+import { callAsTask } from './task-client.ts';
 import {
   afterConnect,
   attachFeatures,
@@ -87,6 +83,67 @@ export interface McpConnection {
 const STDIO_PROBE_MS = 10_000;
 const MAX_TOOL_PAGES = 100;
 
+/** What a connection's clients share: what agentd declares, and the hooks its features report to. */
+interface ClientHooks {
+  declared: ClientCapabilities;
+  notice: (notice: ServerNotice) => void;
+  toolsChanged: (tools: Tool[]) => void;
+  inFlight: ReturnType<typeof createInFlightCalls>;
+  samplers: ReturnType<typeof createSamplerStack>;
+}
+
+/** A client with every client-side feature wired (one per attempt: the negotiation mode is set before connecting). */
+function wiredClient(options: ConnectionOptions, mode: Attempt['mode'], hooks: ClientHooks) {
+  const { config, log } = options;
+  const probe = config.type === 'stdio' && mode === 'auto' && { probe: { timeoutMs: probeMs(config.timeout) } };
+  const client = new Client(options.clientInfo, {
+    capabilities: hooks.declared,
+    versionNegotiation: { mode, ...probe },
+    listChanged: listChangedHandlers(config, hooks.notice, hooks.toolsChanged, log),
+    listMaxPages: MAX_TOOL_PAGES,
+  });
+  const roots = attachFeatures(client, config, hooks.notice);
+  attachElicitation(client, config, options.serverId, hooks.inFlight, log);
+  attachSampling(client, options.serverId, config, hooks.samplers.current);
+  return { client, roots };
+}
+
+/** How long a stdio server may take to answer `server/discover`. */
+const probeMs = (timeout: number) => Math.min(timeout / 2, STDIO_PROBE_MS);
+
+/**
+ * Why the connection closed: a stdio child's exit with what its stderr said (for admins: the server's status,
+ * the log), or only how the process ended; else 'connection closed'.
+ */
+function closedReasonOf(transport: unknown, withStderr: boolean): string {
+  if (!(transport instanceof ChildProcessTransport)) return 'connection closed';
+  return (withStderr ? transport.exitReason : transport.exitStatus) ?? 'connection closed';
+}
+
+/**
+ * A call's `_meta`: the caller's, the progress token, and in the 2026-07-28 era the log level (it asks for one in
+ * each request: it has no `logging/setLevel`).
+ */
+function callMeta(
+  meta: Record<string, unknown> | undefined,
+  progressToken: string | number | undefined,
+  logLevel: string | undefined,
+): Record<string, unknown> {
+  return {
+    ...meta,
+    ...(progressToken !== undefined && { progressToken }),
+    ...(logLevel && { [LOG_LEVEL_META_KEY]: logLevel }),
+  };
+}
+
+/** Ends an HTTP server's session politely (bounded, so a dead server cannot stall shutdown), then the client. */
+async function closeClient(client: Client, transport: unknown, log: ConnectionOptions['log']): Promise<void> {
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+    await Promise.race([transport.terminateSession().catch(() => {}), sleep(1_000, undefined, { ref: false })]);
+  }
+  await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
+}
+
 export async function openConnection(options: ConnectionOptions): Promise<McpConnection> {
   const { config, log } = options;
   const timeout = config.timeout;
@@ -99,30 +156,14 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const notice = (n: ServerNotice) => options.onNotice?.(n);
   let roots = { roots: config.roots ?? [] };
 
-  /** A client with every client-side feature wired (one per attempt: the negotiation mode is set before connecting). */
+  const toolsChanged = (changed: Tool[]) => {
+    tools = changed;
+    if (!closing) options.onToolsChanged(changed);
+  };
   const newClient = (mode: Attempt['mode']) => {
-    const client = new Client(options.clientInfo, {
-      capabilities: declared,
-      versionNegotiation: {
-        mode,
-        ...(config.type === 'stdio' &&
-          mode === 'auto' && { probe: { timeoutMs: Math.min(timeout / 2, STDIO_PROBE_MS) } }),
-      },
-      listChanged: listChangedHandlers(
-        config,
-        notice,
-        (changed) => {
-          tools = changed;
-          if (!closing) options.onToolsChanged(changed);
-        },
-        log,
-      ),
-      listMaxPages: MAX_TOOL_PAGES,
-    });
-    roots = attachFeatures(client, config, notice);
-    attachElicitation(client, config, options.serverId, inFlight, log);
-    attachSampling(client, options.serverId, config, samplers.current);
-    return client;
+    const wired = wiredClient(options, mode, { declared, notice, toolsChanged, inFlight, samplers });
+    roots = wired.roots;
+    return wired.client;
   };
 
   const { client, transport, kind } = await connect(options, newClient);
@@ -132,14 +173,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     log.warn({ reason }, 'MCP server connection lost');
     options.onLost(reason);
   };
-  // With what its stderr said (for admins: the server's status, the log), or only how the process ended.
-  const closedReason = (withStderr = true) =>
-    (transport instanceof ChildProcessTransport
-      ? withStderr
-        ? transport.exitReason
-        : transport.exitStatus
-      : undefined) ?? 'connection closed';
-  client.onclose = () => lost(closedReason());
+  const closedReason = (withStderr: boolean) => closedReasonOf(transport, withStderr);
+  client.onclose = () => lost(closedReason(true));
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
   const progressRelay = createProgressRelay();
   progressRelay.attach(transport);
@@ -152,7 +187,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       ? (await client.listTools(undefined, { timeout, ...(options.signal && { signal: options.signal }) })).tools
       : [];
     options.signal?.throwIfAborted();
-    if (lostReported) throw new Error(closedReason());
+    if (lostReported) throw new Error(closedReason(true));
     options.oauth?.succeeded();
   } catch (error) {
     closing = true;
@@ -164,18 +199,17 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
   const callTimeout = resetOnProgress ? totalTimeout : timeout;
   const runsTasks = runsToolTasks(client.getServerCapabilities(), modern);
-  const sessionIdNow = () => (transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined);
-  /** The client a task is polled through: this connection's, or one on the MCP session the task was made in. */
-  const taskClient = async (task: RemoteTask | undefined): Promise<{ client: Client; close: () => Promise<void> }> => {
-    const sessionId = task?.mcpSessionId;
-    if (sessionId === undefined || kind !== 'streamable-http' || sessionId === sessionIdNow())
-      return { client, close: async () => {} };
-    const rejoined = new Client(options.clientInfo, { capabilities: declared, versionNegotiation: { mode: 'legacy' } });
-    attachElicitation(rejoined, config, options.serverId, inFlight, log);
-    attachSampling(rejoined, options.serverId, config, samplers.current);
-    await rejoined.connect(sessionTransport(options, sessionId, client.getNegotiatedProtocolVersion()), { timeout });
-    return { client: rejoined, close: () => rejoined.close().catch(() => {}) };
+  const failureFacts = {
+    timeout,
+    totalTimeout,
+    resetOnProgress,
+    signIn: (error: unknown) => options.oauth?.explain(error),
+    closedReason,
+    mayBeUnreachable: kind !== 'stdio',
+    unreachable: lost,
   };
+  const sessionIdNow = () => (transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined);
+  const taskConnection = { options, client, kind, declared, inFlight, samplers, sessionIdNow };
 
   return {
     kind,
@@ -199,58 +233,24 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       const tracked =
         config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
       const callSignal = tracked?.signal ?? signal;
-      // 2026-07-28 asks for a log level in each request (it has no `logging/setLevel`).
-      const _meta = {
-        ...meta,
-        ...(tracked && { progressToken: tracked.token }),
-        ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }),
-      };
+      const _meta = callMeta(meta, tracked?.token, modern ? config.logLevel : undefined);
       const params = { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) };
       const asTask = runsTasks && callsAsTask(tools.find((t) => t.name === name));
       try {
         if (extras?.task?.resume && !asTask)
           throw new CallError('the server no longer runs this tool as a task; its recorded task was left', 'protocol');
+        const task = { params, hooks: extras?.task, timeout, totalMs: callTimeout, signal: callSignal };
         const result = asTask
-          ? await runOnTaskClient(await taskClient(extras?.task?.resume), (taskCaller) =>
-              runTaskCall({
-                client: taskCaller,
-                params,
-                hooks: extras?.task,
-                timeout,
-                totalMs: callTimeout,
-                signal: callSignal,
-                mcpSessionId: sessionIdNow,
-              }),
-            )
+          ? await callAsTask(taskConnection, task)
           : await client.callTool(params, { timeout: callTimeout, ...(callSignal && { signal: callSignal }) });
         options.oauth?.succeeded();
         return result;
       } catch (error) {
-        if (error instanceof CallError) throw error;
-        const signIn = options.oauth?.explain(error);
-        if (signIn !== undefined) throw new CallError(signIn, 'protocol');
-        if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
-        if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
-        if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
-          throw new CallError(
-            resetOnProgress
-              ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)`
-              : `timed out after ${timeout} ms`,
-            'timeout',
-          );
-        }
-        if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed)
-          throw new CallError(
-            `connection to the server closed (${closedReason(false)})`,
-            'closed',
-            `connection to the server closed (${closedReason()})`,
-          );
-        if (kind !== 'stdio' && belowProtocol(error)) {
-          const reason = describe(error, timeout);
-          lost(reason);
-          throw new CallError(`server unreachable: ${reason}`, 'closed');
-        }
-        throw new CallError(describe(error, timeout), 'protocol');
+        throw callFailure(error, {
+          ...failureFacts,
+          noProgress: () => tracked?.timedOut() === true,
+          cancelled: () => signal?.aborted === true,
+        });
       } finally {
         tracked?.end();
         endCall();
@@ -260,22 +260,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     async close() {
       if (closing) return;
       closing = true;
-      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-        // Politely end the session; bounded so a dead server cannot stall shutdown.
-        await Promise.race([transport.terminateSession().catch(() => {}), sleep(1_000, undefined, { ref: false })]);
-      }
-      await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
+      await closeClient(client, transport, log);
     },
   };
-}
-
-async function runOnTaskClient<T>(
-  taskClient: { client: Client; close: () => Promise<void> },
-  run: (client: Client) => Promise<T>,
-): Promise<T> {
-  try {
-    return await run(taskClient.client);
-  } finally {
-    await taskClient.close();
-  }
 }

@@ -8,16 +8,27 @@
  * - Prompt arguments are strings: a missing required one is MISSING_FIELD (details { field, promptName, serverId }),
  *   an unknown prompt or a non-string value INVALID_REQUEST.
  * - `attach`: texts capped at `maxModelBytes` with the marker; image blobs as images while the message's images stay
- *   within MAX_ATTACHED_IMAGE_BYTES decoded, else (and any other blob) a one-line note.
+ *   within MAX_ATTACHED_IMAGE_BYTES decoded, else (and any other blob) a one-line note (request-shapes.ts).
  */
-import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { AppError, type ErrorCode } from '../../errors/index.ts';
-import type { Attached, AttachedPromptMessage, AttachedResource } from '../../conversation/attachments.ts';
+import type { Attached, AttachedResource } from '../../conversation/attachments.ts';
 import type { Logger } from '../../log/index.ts';
 import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from '../../conversation/tool-shapes.ts';
+import {
+  attachedMessage,
+  attachedResources,
+  contentsBytes,
+  imageBudget,
+  opt,
+  promptArgumentsFault,
+  promptRecord,
+  resourceContents,
+  resourceList,
+} from './request-shapes.ts';
 import { liveConnection, type ServerEntry } from './server-entry.ts';
 
 export interface ServerRequestDeps {
@@ -25,14 +36,6 @@ export interface ServerRequestDeps {
   /** The cap of text the model reads (toolResultMaxBytes). */
   maxModelBytes: number;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-const opt = <K extends string, V>(key: K, value: V | undefined) =>
-  value === undefined ? {} : ({ [key]: value } as { [P in K]: V });
-const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
-const textOf = (x: object) => ('text' in x && typeof x.text === 'string' ? x.text : undefined);
-const blobOf = (x: object) => ('blob' in x && typeof x.blob === 'string' ? x.blob : undefined);
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
 export function subscribeAgain(
@@ -46,9 +49,6 @@ export function subscribeAgain(
       .catch((err: unknown) => log.warn({ err, uri }, 'subscribing again to a resource failed'));
   }
 }
-
-/** Decoded bytes of all the images one message may attach from resources and a prompt. */
-const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
   const { mustFind } = deps;
@@ -69,34 +69,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
 
   async function listResources(serverId: string): Promise<ResourceList> {
     if (!liveConnection(mustFind(serverId))) return { resources: [], resourceTemplates: [] };
-    const list = await onServer(serverId, (c) => c.features.listResources());
-    return {
-      resources: list.resources.map((r) => ({
-        uri: r.uri,
-        name: r.name,
-        ...opt('title', r.title),
-        ...opt('description', r.description),
-        ...opt('mimeType', r.mimeType),
-        ...opt('size', r.size),
-      })),
-      resourceTemplates: list.resourceTemplates.map((t) => ({
-        uriTemplate: t.uriTemplate,
-        name: t.name,
-        ...opt('title', t.title),
-        ...opt('description', t.description),
-        ...opt('mimeType', t.mimeType),
-      })),
-    };
+    return resourceList(await onServer(serverId, (c) => c.features.listResources()));
   }
 
   async function read(serverId: string, uri: string): Promise<{ server: ServerEntry; result: ReadResourceResult }> {
     return await onServer(serverId, async (c, server) => {
       const result = await c.features.readResource(uri);
-      const bytes = result.contents.reduce((n, x) => {
-        const text = textOf(x);
-        const blob = blobOf(x);
-        return n + (text !== undefined ? Buffer.byteLength(text) : blob !== undefined ? blobBytes(blob) : 0);
-      }, 0);
+      const bytes = contentsBytes(result.contents);
       const { maxResultBytes } = server.config;
       if (bytes > maxResultBytes)
         throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${maxResultBytes})`);
@@ -106,13 +85,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
 
   async function readResource(serverId: string, uri: string): Promise<ResourceContents> {
     const { server, result } = await read(serverId, uri);
-    const contents = result.contents.map((x) => ({
-      uri: x.uri,
-      ...opt('mimeType', x.mimeType),
-      ...opt('text', textOf(x)),
-      ...opt('blob', blobOf(x)),
-    }));
-    return { serverId: server.name, uri, contents };
+    return { serverId: server.name, uri, contents: resourceContents(result.contents) };
   }
 
   /** The server is asked at the first subscriber (a refusal records nothing) and told when the last one leaves. */
@@ -132,17 +105,6 @@ export function createServerRequests(deps: ServerRequestDeps) {
     return { serverId: server.name, uri, subscribed: subscribe };
   }
 
-  const promptRecord = (p: Prompt): PromptRecord => ({
-    name: p.name,
-    ...opt('title', p.title),
-    ...opt('description', p.description),
-    arguments: (p.arguments ?? []).map((a) => ({
-      name: a.name,
-      ...opt('description', a.description),
-      required: a.required === true,
-    })),
-  });
-
   async function listPrompts(serverId: string): Promise<PromptRecord[]> {
     if (!liveConnection(mustFind(serverId))) return [];
     return (await onServer(serverId, (c) => c.features.listPrompts())).map(promptRecord);
@@ -159,11 +121,8 @@ export function createServerRequests(deps: ServerRequestDeps) {
       const prompt = (await c.features.listPrompts()).find((p) => p.name === name);
       if (!prompt) throw refuse(`No prompt "${name}" on server "${server.name}"`);
       const given = args ?? {};
-      if (!isPlainObject(given)) throw refuse(`Arguments of prompt "${name}" must be an object`);
-      const bad = Object.entries(given).find(([, v]) => typeof v !== 'string');
-      if (bad) throw refuse(`Argument "${bad[0]}" of prompt "${name}" must be a string`, bad[0]);
-      const missing = (prompt.arguments ?? []).find((a) => a.required && given[a.name] === undefined);
-      if (missing) throw refuse(`Prompt "${name}" needs the argument "${missing.name}"`, missing.name, 'MISSING_FIELD');
+      const fault = promptArgumentsFault(prompt, given);
+      if (fault) throw refuse(fault.message, fault.field, fault.missing ? 'MISSING_FIELD' : 'INVALID_REQUEST');
       const strings = given as Record<string, string>;
       return { server, result: await c.features.getPrompt(name, strings), args: strings };
     });
@@ -180,44 +139,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
   }
 
   const cap = (text: string) => capText(text, deps.maxModelBytes).text;
-  const isImage = (mime: string | undefined) => mime !== undefined && /^image\/(png|jpeg|gif|webp)$/i.test(mime);
-
-  function toAttachedMessage(
-    m: GetPromptResult['messages'][number],
-    fits: (base64: string) => boolean,
-  ): AttachedPromptMessage {
-    const c = m.content;
-    if (c.type === 'text') return { role: m.role, content: cap(c.text) };
-    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType) && fits(c.data))
-      return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
-    if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string')
-      return { role: m.role, content: `[resource ${c.resource.uri}]\n${cap(c.resource.text)}` };
-    if (c.type === 'resource' || c.type === 'resource_link')
-      return { role: m.role, content: `[resource ${c.type === 'resource' ? c.resource.uri : c.uri}]` };
-    return { role: m.role, content: `[${c.type}${'mimeType' in c ? `: ${String(c.mimeType)}` : ''}]` };
-  }
 
   async function attach(request: AttachRequest): Promise<Attached> {
-    let imageBytes = 0;
-    const fits = (base64: string) => {
-      const bytes = blobBytes(base64);
-      if (imageBytes + bytes > MAX_ATTACHED_IMAGE_BYTES) return false;
-      imageBytes += bytes;
-      return true;
-    };
+    const fits = imageBudget();
     const resources: AttachedResource[] = [];
     for (const { serverId, uri } of request.resources ?? []) {
       const { server, result } = await read(serverId, uri);
-      for (const x of result.contents) {
-        const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
-        const text = textOf(x);
-        const blob = blobOf(x);
-        if (text !== undefined) resources.push({ ...base, text: cap(text) });
-        else if (blob !== undefined && isImage(x.mimeType) && fits(blob))
-          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: blob } });
-        else if (blob !== undefined)
-          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(blob)} bytes]` });
-      }
+      resources.push(...attachedResources(server.name, result.contents, cap, fits));
     }
     let prompt: Attached['prompt'];
     if (request.prompt) {
@@ -227,7 +155,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
         serverId: server.name,
         name,
         arguments: args,
-        messages: result.messages.map((m) => toAttachedMessage(m, fits)),
+        messages: result.messages.map((m) => attachedMessage(m, cap, fits)),
       };
     }
     return { ...(resources.length > 0 && { resources }), ...(prompt && { prompt }) };

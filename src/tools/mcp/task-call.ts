@@ -4,7 +4,7 @@
  * - A server runs tools as tasks when it declares `tasks.requests.tools.call` in the 2025 era (the 2026-07-28 era's
  *   tasks extension is not spoken); then a tool whose `execution.taskSupport` is `required` or `optional` is called so.
  * - `hooks.created` hears the task (id, and the MCP session id of an HTTP server) before the first poll;
- *   `hooks.resume` skips the call and polls that task, on `client` (connection.ts gives one on the task's recorded MCP
+ *   `hooks.resume` skips the call and polls that task, on `client` (task-client.ts gives one on the task's recorded MCP
  *   session). A task the server no longer knows, or whose session it no longer knows (HTTP 404), is an error result:
  *   the tool is never called again.
  * - Polls come every `pollInterval` the server asks for (default 1 s, kept within 50 ms … 60 s); each request is
