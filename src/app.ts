@@ -2,22 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import {
-  createAgentService,
-  createReactions,
-  createTurnFollower,
-  createTurnWaiter,
-  createUnnamedExpiry,
-} from './agent/index.ts';
+import { createAgentService, createTurnFollower, createTurnWaiter, createUnnamedExpiry } from './agent/index.ts';
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
-import { configuredSchedules, createScheduler, scheduleStoreOf } from './schedules/index.ts';
-import { schedulesMount } from './schedules/feature/mount.ts';
 import { memoryMount } from './memory/feature/mount.ts';
 import { webhooksMount } from './webhooks/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
-import { createIdSource, isoNow, systemClock } from './clock.ts';
+import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
@@ -35,9 +27,10 @@ import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
 import { embedderOf, memoryOf } from './app/memory.ts';
+import { schedulesOf } from './app/schedules.ts';
+import { announcementsOf } from './app/announcements.ts';
 import { createStore, records } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
-import { createOutboxStore, createWebhookService } from './webhooks/index.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 
@@ -119,24 +112,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
-  // Finished work announced (webhooks, A2A push): one outbox on the sessions' medium, the webhooks' dispatcher
-  // sends both kinds (the service opens and closes it); both are announced by one reaction to the stored facts.
-  const webhookLog = log.child({ component: 'webhooks' });
-  const outbox = createOutboxStore(config.storage, recordStore, webhookLog);
-  const webhooks = createWebhookService({
-    config,
-    bus,
-    outbox,
-    clock,
-    log: webhookLog,
-    addSecret: redactor.addSecret,
+  // Finished work announced (webhooks, A2A push): one outbox, one reaction to the stored facts.
+  const { outbox, webhooks, reactions } = announcementsOf(config, {
+    ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret },
     push: () => a2aPush.target,
-  });
-  const reactions = createReactions({
-    reactions: [webhooks.reaction],
-    records: recordStore,
-    log: log.child({ component: 'reactions' }),
-    now: () => clock.now(),
   });
   const agent = createAgentService({
     config,
@@ -156,19 +135,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
-  const scheduleParts = scheduleStoreOf(
-    config.storage,
-    log.child({ component: 'schedules' }),
-    cluster?.redis,
-    recordStore,
-  );
-  const scheduler = createScheduler({
-    ...scheduleParts,
+  const schedules = schedulesOf(config, {
     bus,
-    turns: { steps: (key, turnId) => follower.steps(key, turnId) }, // the follower is made below
+    follower: () => follower,
+    records: recordStore,
+    redis: cluster?.redis,
     clock,
-    log: log.child({ component: 'schedules' }),
+    log,
     metrics: metrics.schedules,
+    mode: deps.mode ?? 'web',
   });
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
@@ -221,17 +196,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const mcpFace = createHttpFace(serverFace);
   // The features, one mount each (src/http/feature-mount.ts): their routes in this order, and their lifecycle.
-  const features = [
-    schedulesMount({
-      scheduler,
-      store: scheduleParts.store,
-      clock,
-      configured: () => configuredSchedules(config, isoNow(clock)),
-      fires: mode === 'web',
-    }),
-    memoryMount({ clock, memory }),
-    webhooksMount({ clock, bus, webhooks }),
-  ];
+  const features = [schedules.mount, memoryMount({ clock, memory }), webhooksMount({ clock, bus, webhooks })];
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),

@@ -1,0 +1,39 @@
+/**
+ * createApp's announcements of finished work (webhooks, A2A push): one outbox on the sessions' record store, the
+ * webhooks' service and dispatcher (which sends both kinds), and the reactions that hand them each stored fact
+ * (src/agent/react: caught up from their checkpoints when a session opens).
+ */
+import { createReactions } from '../agent/index.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log/index.ts';
+import type { records } from '../store/index.ts';
+import { createOutboxStore, createWebhookService, type PushAnnouncer } from '../webhooks/index.ts';
+
+type WebhookDeps = Parameters<typeof createWebhookService>[0];
+
+export function announcementsOf(
+  config: WebhookDeps['config'],
+  deps: {
+    bus: WebhookDeps['bus'];
+    records: records.RecordStore;
+    clock: Clock;
+    log: Logger;
+    addSecret: (secret: string) => void;
+    /** A2A push's target (made after this). */
+    push: () => PushAnnouncer | undefined;
+  },
+) {
+  const log = deps.log.child({ component: 'webhooks' });
+  const outbox = createOutboxStore(config.storage, deps.records, log);
+  const webhooks = createWebhookService({
+    ...{ config, bus: deps.bus, outbox, clock: deps.clock, log },
+    ...{ addSecret: deps.addSecret, push: deps.push },
+  });
+  const reactions = createReactions({
+    reactions: [webhooks.reaction],
+    records: deps.records,
+    log: deps.log.child({ component: 'reactions' }),
+    now: () => deps.clock.now(),
+  });
+  return { outbox, webhooks, reactions };
+}
