@@ -1,3 +1,4 @@
+import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../log/index.ts';
 import { AppError } from '../errors/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
@@ -46,30 +47,40 @@ export interface BusDeps {
   ids?: IdSource;
 }
 
+/** One subscription: the emitter calls `deliver` with it as `this`, and unsubscribes it by that pair. */
 interface Subscription {
   listener: (e: Envelope) => unknown;
   live: boolean;
+  failed: (err: unknown, name: string, how: string) => void;
 }
 
-/**
- * Listeners by key. Each key's list is replaced, never changed, on (un)subscription, so an emit walks a stable list
- * without copying it.
- */
-function createListeners() {
-  const byKey = new Map<string, readonly Subscription[]>();
+/** Skips a subscription ended during the emit (which walks the list it started with); contains a failing listener. */
+function deliver(this: Subscription, event: Envelope): void {
+  if (!this.live) return;
+  try {
+    const out = this.listener(event);
+    if (out instanceof Promise) out.catch((err: unknown) => this.failed(err, event.name, 'rejected'));
+  } catch (err) {
+    this.failed(err, event.name, 'threw');
+  }
+}
+
+/** Listeners by key on an eventemitter3 emitter, each delivered to through `deliver`. */
+function createListeners(failed: Subscription['failed']) {
+  const emitter = new EventEmitter<Record<string | symbol, [Envelope]>, Subscription>();
   return {
-    get: (key: string) => byKey.get(key),
-    count: (key?: string): number =>
-      key === undefined ? [...byKey.values()].reduce((n, subs) => n + subs.length, 0) : (byKey.get(key)?.length ?? 0),
-    add(key: string, listener: (e: Envelope) => unknown): () => void {
-      const sub: Subscription = { listener, live: true };
-      byKey.set(key, [...(byKey.get(key) ?? []), sub]);
+    emit: (key: string | symbol, event: Envelope): void => void emitter.emit(key, event),
+    count: (key?: string | symbol): number =>
+      key === undefined
+        ? emitter.eventNames().reduce((n, k) => n + emitter.listenerCount(k), 0)
+        : emitter.listenerCount(key),
+    add(key: string | symbol, listener: (e: Envelope) => unknown): () => void {
+      const sub: Subscription = { listener, live: true, failed };
+      emitter.on(key, deliver, sub);
       return () => {
         if (!sub.live) return;
         sub.live = false;
-        const rest = (byKey.get(key) ?? []).filter((s) => s !== sub);
-        if (rest.length > 0) byKey.set(key, rest);
-        else byKey.delete(key);
+        emitter.off(key, deliver, sub);
       };
     },
   };
@@ -85,10 +96,12 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const handlers = new Map<string, (c: Envelope) => unknown>();
-  const byName = createListeners();
-  const bySession = createListeners();
-  const everyEvent = createListeners();
-  const ANY = '';
+  const failed = (err: unknown, name: string, how: string) =>
+    deps.log.error({ err, event: name }, `bus listener ${how}`);
+  const byName = createListeners(failed);
+  const bySession = createListeners(failed);
+  const everyEvent = createListeners(failed);
+  const ANY = Symbol('any');
 
   const envelope = <N extends string, P>(name: N, payload: P, meta?: SendMeta): Envelope<N, P> => {
     const id = ids();
@@ -102,21 +115,6 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
     const sessionId = sessionOf(payload);
     if (sessionId !== undefined) env.sessionId = sessionId;
     return env;
-  };
-
-  const failed = (err: unknown, name: string, how: string) =>
-    deps.log.error({ err, event: name }, `bus listener ${how}`);
-  const deliver = (subs: readonly Subscription[] | undefined, event: Envelope): void => {
-    if (subs === undefined) return;
-    for (const sub of subs) {
-      if (!sub.live) continue;
-      try {
-        const out = sub.listener(event);
-        if (out instanceof Promise) out.catch((err: unknown) => failed(err, event.name, 'rejected'));
-      } catch (err) {
-        failed(err, event.name, 'threw');
-      }
-    }
   };
 
   return {
@@ -135,9 +133,9 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
     onAny: (listener) => everyEvent.add(ANY, listener as (e: Envelope) => unknown),
     emit(name, payload, meta) {
       const env = envelope(name, payload, meta);
-      if (env.sessionId !== undefined) deliver(bySession.get(env.sessionId), env);
-      deliver(byName.get(name), env);
-      deliver(everyEvent.get(ANY), env);
+      if (env.sessionId !== undefined) bySession.emit(env.sessionId, env);
+      byName.emit(name, env);
+      everyEvent.emit(ANY, env);
       return env;
     },
     listenerCount: (name) =>

@@ -154,6 +154,20 @@ describe('bus events', () => {
     expect(errors[0]).toMatchObject({ msg: 'bus listener rejected' });
   });
 
+  it('keeps one listener subscribed twice until each of its unsubscriptions, and takes any string as a session', () => {
+    const { bus } = setup();
+    const heard: string[] = [];
+    const listener = (e: { name: string }) => void heard.push(e.name);
+    const first = bus.onSession('__proto__', listener);
+    bus.onSession('__proto__', listener);
+    bus.onSession('said', (e) => void heard.push(`wrong session ${e.name}`));
+    bus.emit('said', { sessionId: '__proto__', text: 'a' });
+    first();
+    first();
+    bus.emit('said', { sessionId: '__proto__', text: 'b' });
+    expect(heard).toEqual(['said', 'said', 'said']);
+  });
+
   it('unsubscribes, and counts listeners', () => {
     const { bus } = setup();
     const a = vi.fn();
