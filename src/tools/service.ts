@@ -10,22 +10,22 @@
  *   leave redacted.
  */
 import { systemClock } from '../clock.ts';
-import { createRedactor } from '../config/redact.ts';
-import { MEMORY_SERVER_ID, type A2aAgentConfig, type McpServerConfig } from '../config/schema.ts';
+import { createRedactor, type Redactor } from '../config/redact.ts';
+import { MEMORY_SERVER_ID } from '../config/schema.ts';
 import { CLIENT_SERVER_ID } from '../conversation/tool-shapes.ts';
 import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
 import { splitSessionKey } from '../session-id.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { createArgsValidator } from './args-validator.ts';
+import { createServerConnector } from './connect-server.ts';
 import { toModelTool, toToolRecord } from './catalogue.ts';
-import type { ServerRecord } from './messages.ts';
-import { SelfConnection } from './mcp/self-connection.ts';
-import { liveConnection, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { liveConnection, type McpServiceOptions, type PoolOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createSignIns } from './sign-ins.ts';
 import { a2aEntryConfig, createServerPool } from './server-pool.ts';
-import { admitRuntimeServer, OPEN_RUNTIME_POLICY } from './spawn/runtime-connect.ts';
+import { OPEN_RUNTIME_POLICY } from './spawn/runtime-connect.ts';
 
 export type { McpServiceOptions } from './mcp/server-entry.ts';
 export type McpService = ReturnType<typeof createMcpService>;
@@ -33,25 +33,74 @@ export type McpService = ReturnType<typeof createMcpService>;
 /** The server ids of agentd's own tools (a client's tools; the memory tools, src/memory/tools.ts): no runtime server's. */
 const RESERVED_SERVER_IDS = new Set([CLIENT_SERVER_ID, MEMORY_SERVER_ID]);
 
+/** New roots for a server that declares them: kept for its next connection, told to the current one. */
+async function setRoots(entry: ServerEntry, roots: string[], log: Logger) {
+  if (!entry.config.roots) {
+    throw new AppError(
+      'INVALID_REQUEST',
+      `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`,
+      { serverId: entry.name, field: 'roots' },
+    );
+  }
+  entry.config = { ...entry.config, roots };
+  if (entry.connection)
+    await entry.connection.features
+      .setRoots(roots)
+      .catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
+  return { serverId: entry.name, roots };
+}
+
+/** `work`, its AppError's message and details redacted (they may carry server-side text). */
+async function redactedErrors<T>(redactor: Redactor, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof AppError) throw new AppError(err.code, redactor.redact(err.message), redactor.deep(err.details));
+    throw err;
+  }
+}
+
+/** The servers and A2A agents of the config, each with the server config its entry carries. */
+function configuredServers(config: McpServiceOptions['config']) {
+  return [
+    ...Object.entries(config.mcpServers).map(([name, serverConfig]) => ({ name, serverConfig, a2a: undefined })),
+    ...Object.entries(config.a2aAgents ?? {}).map(([name, a2a]) => ({ name, serverConfig: a2aEntryConfig(a2a), a2a })),
+  ];
+}
+
+/** The pool's options: the service's, with their defaults filled in. */
+function withDefaults(
+  options: McpServiceOptions,
+  filled: Pick<PoolOptions, 'clock' | 'runtime' | 'redactor'>,
+): PoolOptions {
+  return {
+    ...options,
+    ...filled,
+    random: options.random ?? Math.random,
+    clientInfo: options.clientInfo ?? { name: 'agentd', version: '0.0.0' },
+    secrets: options.secrets ?? createMemorySecretStore(),
+    callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
+  };
+}
+
 export function createMcpService(options: McpServiceOptions) {
   const { bus, config, log } = options;
   const redactor = options.redactor ?? createRedactor();
   const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
   const clock = options.clock ?? systemClock;
-  const pool = createServerPool({
-    ...options,
-    clock,
-    random: options.random ?? Math.random,
-    clientInfo: options.clientInfo ?? { name: 'agentd', version: '0.0.0' },
-    runtime,
-    redactor,
-    secrets: options.secrets ?? createMemorySecretStore(),
-    callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
-  });
+  const pool = createServerPool(withDefaults(options, { clock, runtime, redactor }));
   const { entries, find, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
   let started = false;
   let stopped = false;
 
+  const connectServer = createServerConnector({
+    pool,
+    redactor,
+    runtime,
+    reserved: RESERVED_SERVER_IDS,
+    stopping: () => stopped,
+  });
+  const redacted = <T>(work: Promise<T>) => redactedErrors(redactor, work);
   const requests = createServerRequests({ mustFind, maxModelBytes: config.toolResultMaxBytes });
 
   const toolCalls = createToolCalls({
@@ -72,86 +121,11 @@ export function createMcpService(options: McpServiceOptions) {
   };
   const signIns = createSignIns({ find, mustFind, record, reconnect: restart });
 
-  /** Connects a server at runtime (never under a reserved id); its secrets join the redaction first. */
-  async function connectServer(
-    payload: { name: string; config: McpServerConfig },
-    a2a?: A2aAgentConfig,
-  ): Promise<ServerRecord> {
-    redactor.addServer(payload.config);
-    if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
-    if (RESERVED_SERVER_IDS.has(payload.name))
-      throw new AppError(
-        'INVALID_REQUEST',
-        `"${payload.name}" is the server id of agentd's own tools: choose another name`,
-        {
-          field: 'name',
-          name: payload.name,
-        },
-      );
-    await admitRuntimeServer(payload.config, runtime).catch((err: unknown) => {
-      // An A2A agent's URL is `config.url` in its request.
-      if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl')
-        throw new AppError(err.code, err.message, { ...err.details, field: 'config.url' });
-      throw err;
-    });
-    const nameInUse = () =>
-      new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, {
-        field: 'name',
-        name: payload.name,
-      });
-    const existing = entries.get(payload.name);
-    if (existing && statusOf(existing) !== 'error') throw nameInUse();
-    // A server in `error` gives its name to the new config (a failed connect does not block the name).
-    if (existing) await removeEntry(existing);
-    if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
-    const entry = pool.add(payload.name, payload.config, true, a2a);
-    entry.actor.start();
-    const rec = await settled(entry);
-    if (pool.reachedItself(entry)) {
-      // A request that cannot work, whenever retried: refused, and nothing is kept of it.
-      if (entries.get(entry.name) === entry) await removeEntry(entry);
-      const message = rec.error ?? new SelfConnection(payload.name, undefined).message;
-      throw new AppError('INVALID_REQUEST', message, {
-        serverId: payload.name,
-        field: a2a ? 'config.url' : 'config.baseUrl',
-        reason: 'self-connection',
-      });
-    }
-    return expectConnected(entry, Promise.resolve(rec));
-  }
-
-  /** New roots for a server that declares them: kept for its next connection, told to the current one. */
-  async function setRoots(entry: ServerEntry, roots: string[]) {
-    if (!entry.config.roots) {
-      throw new AppError(
-        'INVALID_REQUEST',
-        `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`,
-        { serverId: entry.name, field: 'roots' },
-      );
-    }
-    entry.config = { ...entry.config, roots };
-    if (entry.connection)
-      await entry.connection.features
-        .setRoots(roots)
-        .catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
-    return { serverId: entry.name, roots };
-  }
-
-  async function redactedErrors<T>(work: Promise<T>): Promise<T> {
-    try {
-      return await work;
-    } catch (err) {
-      if (err instanceof AppError)
-        throw new AppError(err.code, redactor.redact(err.message), redactor.deep(err.details));
-      throw err;
-    }
-  }
-
   const unregister = [
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
-    bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
+    bus.handle('mcp.connectServer', ({ payload }) => redacted(connectServer(payload))),
     bus.handle('mcp.connectA2aAgent', ({ payload }) =>
-      redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config)),
+      redacted(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config)),
     ),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
     bus.handle('mcp.restartServer', async ({ payload }) => {
@@ -163,25 +137,23 @@ export function createMcpService(options: McpServiceOptions) {
       'mcp.listTools',
       ({ payload }) => liveConnection(mustFind(payload.serverId))?.tools.map(toToolRecord) ?? [],
     ),
-    bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
-    bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(signIns.callback(payload))),
-    bus.handle('mcp.signIn', ({ payload }) => redactedErrors(signIns.signIn(payload))),
-    bus.handle('mcp.signInStatus', ({ payload }) => redactedErrors(signIns.status(payload))),
-    bus.handle('mcp.signOut', ({ payload }) => redactedErrors(signIns.signOut(payload))),
+    bus.handle('mcp.executeTool', ({ payload }) => redacted(toolCalls.executeTool(payload))),
+    bus.handle('mcp.oauthCallback', ({ payload }) => redacted(signIns.callback(payload))),
+    bus.handle('mcp.signIn', ({ payload }) => redacted(signIns.signIn(payload))),
+    bus.handle('mcp.signInStatus', ({ payload }) => redacted(signIns.status(payload))),
+    bus.handle('mcp.signOut', ({ payload }) => redacted(signIns.signOut(payload))),
     bus.handle('mcp.modelTools', () => [...pool.catalogue().values()].map(toModelTool)),
-    bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
-    bus.handle('mcp.readResource', ({ payload }) =>
-      redactedErrors(requests.readResource(payload.serverId, payload.uri)),
-    ),
+    bus.handle('mcp.listResources', ({ payload }) => redacted(requests.listResources(payload.serverId))),
+    bus.handle('mcp.readResource', ({ payload }) => redacted(requests.readResource(payload.serverId, payload.uri))),
     bus.handle('mcp.subscribeResource', ({ payload }) =>
-      redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber)),
+      redacted(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber)),
     ),
-    bus.handle('mcp.setRoots', ({ payload }) => redactedErrors(setRoots(mustFind(payload.serverId), payload.roots))),
-    bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
+    bus.handle('mcp.setRoots', ({ payload }) => redacted(setRoots(mustFind(payload.serverId), payload.roots, log))),
+    bus.handle('mcp.listPrompts', ({ payload }) => redacted(requests.listPrompts(payload.serverId))),
     bus.handle('mcp.getPrompt', ({ payload }) =>
-      redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args)),
+      redacted(requests.getPrompt(payload.serverId, payload.name, payload.args)),
     ),
-    bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),
+    bus.handle('mcp.attach', ({ payload }) => redacted(requests.attach(payload))),
     bus.handle('mcp.callModelTool', async ({ payload, sessionId }) => {
       // The session's owner is the principal whose tokens a server with `oauth.per: principal` gets.
       const outcome = await toolCalls.callModelTool(
@@ -198,15 +170,7 @@ export function createMcpService(options: McpServiceOptions) {
     async start() {
       if (started || stopped) return;
       started = true;
-      const configured = [
-        ...Object.entries(config.mcpServers).map(([name, serverConfig]) => ({ name, serverConfig, a2a: undefined })),
-        ...Object.entries(config.a2aAgents ?? {}).map(([name, a2a]) => ({
-          name,
-          serverConfig: a2aEntryConfig(a2a),
-          a2a,
-        })),
-      ];
-      const attempts = configured.flatMap(({ name, serverConfig, a2a }) => {
+      const attempts = configuredServers(config).flatMap(({ name, serverConfig, a2a }) => {
         if (entries.has(name)) {
           log.warn({ serverId: name }, 'a server of this name was connected at runtime before start; keeping it');
           return [];

@@ -1,7 +1,8 @@
 // @ts-check
 /**
- * ESLint plugin `agentd` with one rule, `agentd/layers`: the house rules on imports
- * (ARCHITECTURE.md §6), checked on every file under `src/` and `machines/` (eslint.config.js).
+ * `agentd/layers`, a rule of the ESLint plugin `agentd` (tools/eslint/plugin.js): the house rules on imports
+ * (ARCHITECTURE.md §6), checked on every file under `src/` and `machines/` (eslint.config.js). The default export
+ * is a plugin of this rule alone.
  *
  * Contracts:
  * - A component is a folder or a single file (a path relative to the repository root). A file
