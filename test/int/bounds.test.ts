@@ -158,9 +158,11 @@ describe('bounds', () => {
     // gauge shows it. Each turn's reply waits for its message's durable write, which a loaded machine makes slow.
     await expect.poll(wsConnections, { ...PATIENT, timeout: 90_000 }).toBe(open - 1);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    expect(await slow.closing).toEqual({
-      code: 1008,
-      reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
-    });
+    // The gauge drops once agentd let go of the socket: 2 s after a close the silent reader never answered, so the
+    // close frame may have gone with it (1006). A reader that reads again within those 2 s gets 1008 and its reason
+    // (ws-slow-reader.test.ts holds that case).
+    const closed = await slow.closing;
+    if (closed.code === 1006) expect(closed.reason).toBe('');
+    else expect(closed).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
   }, 150_000);
 });
