@@ -16,7 +16,7 @@ import { isShared } from './config/shared.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { timedAppends } from './store/index.ts';
 import { selectEngine } from './http/engine/index.ts';
-import { createFrontEnd, type FrontEnd } from './http/server.ts';
+import { createFrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
@@ -29,16 +29,13 @@ import { stopInOrder } from './app/stop-steps.ts';
 import { embedderOf, memoryOf } from './app/memory.ts';
 import { schedulesOf } from './app/schedules.ts';
 import { announcementsOf } from './app/announcements.ts';
+import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
 import { createStore, records } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
-
-const unknownStoreId = (): never => {
-  throw new Error('unreachable: the store id is read before the front end listens');
-};
 
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
 export function createApp(config: AgentConfig, deps: AppDeps): App {
@@ -90,12 +87,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
   const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
-  let listening: { host: string; port: number } | undefined;
-  const callbackUrl = () => {
-    const host = listening && !['0.0.0.0', '::', ''].includes(listening.host) ? listening.host : '127.0.0.1';
-    const shown = host.includes(':') ? `[${host}]` : host;
-    return `http://${shown}${listening ? `:${listening.port}` : ''}/api/oauth/callback`;
-  };
+  const callback = oauthCallback();
   const mcp = createMcpService({
     config,
     bus: serviceBus,
@@ -108,7 +100,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     children,
     redactor,
     secrets,
-    callbackUrl,
+    callbackUrl: callback.url,
     env,
     ...registerActor,
   });
@@ -235,16 +227,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       faces,
     }),
   });
-  // The OAuth callback URL is known once the front end listens (port 0 picks one).
-  const frontEnd: FrontEnd = {
-    ...served,
-    async listen(host, port, options) {
-      await identify();
-      const bound = await served.listen(host, port, options);
-      listening = { host, port: bound };
-      return bound;
-    },
-  };
+  const frontEnd = listeningFrontEnd(served, identify, callback.listened);
 
   return {
     bus,

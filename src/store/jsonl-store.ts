@@ -89,12 +89,13 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     loads,
   });
   const { slots, slotOf, setState, windowOf, ensureLoaded, loadSince, turnsOf, latestOf } = cache;
-  const listAll = async () => {
+  /** The sessions of `range` (all without one), each loaded one's last event taken from memory. */
+  const listed = async (range?: Parameters<EventStore<E>['list']>[0]) => {
     await ensureDir();
     await ready();
-    return listing.list((id) => slots.get(id)?.state?.events.at(-1));
+    return listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
   };
-  const recency = createJsonlRecency(listAll);
+  const recency = createJsonlRecency(() => listed());
   const placed = (sessionId: string, last: StoredEvent<E> | undefined) =>
     last && recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts });
   const { enqueue, task, drains } = createSessionQueue<E>({
@@ -201,9 +202,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     async list(range) {
       guard();
       try {
-        await ensureDir();
-        await ready();
-        return await listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
+        return await listed(range);
       } catch (e) {
         throw storeError(e, 'list');
       }
@@ -211,11 +210,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async recent(query) {
       guard();
-      try {
-        return await recency.page(query);
-      } catch (e) {
-        throw storeError(e, 'recent');
-      }
+      return recency.page(query).catch((e: unknown) => Promise.reject(storeError(e, 'recent')));
     },
 
     async has(sessionId) {
@@ -238,15 +233,12 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await pool.close(slot.id);
         setState(slot, undefined, false);
         await turnIndexes.remove(slot.path);
-        try {
-          await unlink(slot.path);
-        } catch (e) {
-          if (!isMissing(e)) throw e;
-          recency.remove(sessionId);
-          return false;
-        }
+        const gone = await unlink(slot.path).then(
+          () => true,
+          (e: unknown) => (isMissing(e) ? false : Promise.reject(e as Error)),
+        );
         recency.remove(sessionId);
-        return true;
+        return gone;
       });
     },
 
