@@ -119,7 +119,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ids,
     redact: redactor.deep,
     ...registerActor,
-    ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
+    ...(cluster && {
+      orphanedTurnReason: 'owner_lost',
+      onSessionClosed: cluster.sessionClosed,
+      fenceOf: cluster.fenceOf,
+    }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
     ...(memory && { memory }),
     reactions,

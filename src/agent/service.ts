@@ -48,6 +48,11 @@ export interface AgentServiceOptions extends Pick<
   memory?: MemoryService;
   /** What reacts to stored facts (webhooks, A2A push), with its checkpoints on the sessions' medium (src/agent/react). */
   reactions?: Reactions;
+  /**
+   * Where several instances share the store (Redis): this instance's fencing token for a session whose lease it holds
+   * (undefined: it holds none). A session takes its token as it opens; its writes carry it (SessionDeps `fence`).
+   */
+  fenceOf?: (sessionId: string) => number | undefined;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
@@ -147,6 +152,10 @@ export function createAgentService(opts: AgentServiceOptions) {
         publish,
         storage,
         ...(opts.reactions && { reactions: opts.reactions.forSession(sessionId) }),
+        ...(opts.fenceOf && {
+          fence: opts.fenceOf(sessionId) ?? 0, // no lease: 0, a token no store accepts
+          fenced: () => void sessions.closeSession(sessionId, 'moved', { abandonLog: true }),
+        }),
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
         ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),

@@ -93,6 +93,8 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   return {
     /** The command connection (shared by the rate limits). */
     redis: client,
+    /** This instance's fencing token for a session it holds (leases.ts), for every write of the session. */
+    fenceOf: leases.fence,
     /** Connects to Redis and starts listening; rejects naming the URL when Redis cannot be reached. */
     async open(): Promise<void> {
       await client.connect();

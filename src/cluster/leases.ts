@@ -1,17 +1,30 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf } from '../errors/index.ts';
+import { sessionFenceKey } from '../redis/index.ts';
 import { watchReconnects } from './reconnects.ts';
 import type { ClusterShared } from './shared.ts';
 
-/** Takes a free lease, renews our own; answers the holder, and 1 when it took the lease. KEYS: lease. ARGV: instanceId, leaseMs. */
+/**
+ * Takes a free lease, renews our own; answers the holder, 1 when it took the lease, and the session's fencing token.
+ * Taking a lease issues a new token unless the token is still the one the claimer held (ARGV[3]): then nobody took
+ * the session since its own lease lapsed, and its writes stay valid. A new token is the last one plus 1, or Redis'
+ * clock in microseconds when that is greater: tokens grow even when Redis lost its keys (a restart without
+ * persistence). KEYS: lease, fence. ARGV: instanceId, leaseMs, the token held ('' for none).
+ */
 const CLAIM = `
 local owner = redis.call('GET', KEYS[1])
+local token = redis.call('GET', KEYS[2])
 if not owner then
+  if not token or token ~= ARGV[3] then
+    local t = redis.call('TIME')
+    token = string.format('%.0f', math.max((tonumber(token) or 0) + 1, t[1] * 1000000 + t[2]))
+    redis.call('SET', KEYS[2], token)
+  end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {ARGV[1], 1}
+  return {ARGV[1], 1, token}
 end
 if owner == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return {owner, 0}`;
+return {owner, 0, token or '0'}`;
 
 /** Gives the lease up if this instance holds it. KEYS: lease. ARGV: instanceId. */
 const RELEASE = `
@@ -19,7 +32,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
-  /** Called when a lease this instance held turned out to be someone else's (it could not renew in time). */
+  /**
+   * Called when a lease this instance held turned out to be someone else's (it could not renew in time), or was
+   * someone else's meanwhile (taken back with a newer fencing token): the session in memory is stale.
+   */
   onLost: (sessionId: string) => void;
   /** Called when this instance took a free lease (a lease of its own that had lapsed counts). */
   onTaken?: (sessionId: string) => void;
@@ -35,11 +51,14 @@ export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
  * For a lease after Redis came back (reconnects.ts), `claim` takes no free lease this instance did not hold: it waits
  * until the lease has a holder again (a live one renews it) or the lease has passed, so a command that reaches this
  * instance first does not take a live owner's session (and resume a turn its caller was told had failed).
+ * Fencing (issue 71): each lease comes with the session's fencing token (`fence`), which every write of the session
+ * carries; a store refuses a token that is not the latest, so a holder paused past its lease writes nothing once
+ * another instance took the session.
  */
 export function createLeases(options: LeaseOptions) {
   const { client, keyPrefix, instanceId, leaseMs, clock, log } = options;
-  /** Held leases, with when the last claim that confirmed each was sent. */
-  const held = new Map<string, number>();
+  /** Held leases: when the last claim that confirmed each was sent, and the session's fencing token. */
+  const held = new Map<string, { sent: number; token: number }>();
   const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
 
   const reconnects = watchReconnects(client, leaseMs, clock);
@@ -52,16 +71,23 @@ export function createLeases(options: LeaseOptions) {
   }
 
   async function claim(sessionId: string): Promise<string> {
-    if (!held.has(sessionId)) await quietFor(sessionId);
+    const before = held.get(sessionId);
+    if (!before) await quietFor(sessionId);
     const sent = clock.now();
-    const [owner, taken] = (await client.eval(CLAIM, {
-      keys: [key(sessionId)],
-      arguments: [instanceId, String(leaseMs)],
-    })) as [string, number];
+    const [owner, taken, issued] = (await client.eval(CLAIM, {
+      keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId)],
+      arguments: [instanceId, String(leaseMs), before ? String(before.token) : ''],
+    })) as [string, number, string];
+    const token = Number(issued);
+    const lost = () => {
+      log.warn({ sessionId, owner, token }, 'another instance took a session held here: dropping it here');
+      options.onLost(sessionId);
+    };
     if (owner === instanceId) {
-      held.set(sessionId, sent);
+      held.set(sessionId, { sent, token });
+      if (before && before.token !== token) lost();
       if (taken === 1) options.onTaken?.(sessionId);
-    } else if (held.delete(sessionId)) options.onLost(sessionId);
+    } else if (held.delete(sessionId)) lost();
     return owner;
   }
 
@@ -90,10 +116,12 @@ export function createLeases(options: LeaseOptions) {
     /** Until when, after Redis came back, no free lease this instance did not hold is taken (reconnects.ts). */
     quietUntil: reconnects.quietUntil,
     owner: (sessionId: string): Promise<string> => {
-      const sent = held.get(sessionId);
+      const sent = held.get(sessionId)?.sent;
       const fresh = sent !== undefined && clock.now() - sent < leaseMs / 2 && client.isReady;
       return fresh ? Promise.resolve(instanceId) : claim(sessionId);
     },
+    /** This instance's fencing token for the session: undefined unless it holds the session's lease. */
+    fence: (sessionId: string): number | undefined => held.get(sessionId)?.token,
     /** The instance holding the session's lease, if any (the lease is not taken). */
     holder: async (sessionId: string): Promise<string | null> => client.get(key(sessionId)),
     /** Gives the session's lease up (no-op unless held). */

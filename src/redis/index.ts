@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as NodeRedis from 'redis';
+import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 
 /**
@@ -83,3 +84,28 @@ export function safeRedisUrl(url: string): string {
     return '(invalid URL)';
   }
 }
+
+/**
+ * The key of a session's fencing token on Redis: a number that grows each time an instance takes the session's lease
+ * (src/cluster/leases.ts), which the session log's append compares (src/store/redis-scripts.ts); deleted with the
+ * session's log. It shares the session's hash tag (one Cluster slot with its log and lease).
+ */
+export const sessionFenceKey = (keyPrefix: string, sessionId: string): string => `${keyPrefix}{s:${sessionId}}:fence`;
+
+/**
+ * How a store on Redis fails a call (`what`: the store, as users read it, e.g. "event store"): an AppError passes as
+ * it is; anything else is logged once per call (`<what>: <op> failed`, the URL without credentials) and rejects as
+ * SERVICE_UNAVAILABLE `reason: "storage"` with its cause.
+ */
+export const storageFailure =
+  (log: Logger, where: string, what: string) =>
+  (op: string) =>
+  (err: unknown): never => {
+    if (isAppError(err)) throw err;
+    const cause = messageOf(err);
+    log.error({ err: cause, redis: where }, `${what}: ${op} failed`);
+    throw new AppError('SERVICE_UNAVAILABLE', `The ${what} (Redis) is unavailable: ${cause}`, {
+      reason: 'storage',
+      cause,
+    });
+  };

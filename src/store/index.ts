@@ -5,6 +5,7 @@ import type { EventStore, StorageConfig, StoreDeps, StoreEvent } from './types.t
 
 export type * from './types.ts';
 export { compareKeys, inRange } from './session-range.ts';
+export { fencedError, isFenced } from './fenced.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
@@ -30,10 +31,10 @@ export function timedAppends<E extends StoreEvent>(
 ): EventStore<E> {
   return {
     ...store,
-    async append(sessionId, events) {
+    async append(sessionId, events, fence) {
       const started = performance.now();
       try {
-        return await store.append(sessionId, events);
+        return await store.append(sessionId, events, fence);
       } finally {
         observe((performance.now() - started) / 1000);
       }

@@ -11,10 +11,13 @@ import type { SessionRange } from './types.ts';
 /**
  * Appends a batch with entry ids `0-<seq>` continuing the stream (gap-free), and updates the index (`<lastSeq> <ts>`),
  * the sorted index (a new session's key), `last` (type → seq of its latest event), the turn index (redis-turns.ts)
- * and the index by recency (redis-recency.ts). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n).
- * Returns the last seq.
+ * and the index by recency (redis-recency.ts). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n),
+ * fence ('' for none). KEYS: `keysOf`'s, then the session's fencing token (src/redis `sessionFenceKey`). Returns the
+ * last seq, or -1 (nothing written) when a fence is given that is not the session's latest token.
  */
 export const APPEND = `${PLACE_RECENT}
+local fence = ARGV[4 + 3 * tonumber(ARGV[3])]
+if fence ~= '' and redis.call('GET', KEYS[9]) ~= fence then return -1 end
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
@@ -57,11 +60,14 @@ placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), ts)
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
-/** Deletes a session's stream, `last`, turn index and index entries; returns how many streams went (0 or 1). */
+/**
+ * Deletes a session's stream, `last`, turn index, fencing token (KEYS[9]: a later lease's token comes from Redis'
+ * clock, still greater) and index entries; returns how many streams went (0 or 1).
+ */
 export const DELETE = `${PLACE_RECENT}
 local n = redis.call('DEL', KEYS[1])
 placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), nil)
-redis.call('DEL', KEYS[3], KEYS[5], KEYS[6])
+redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[9])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return n`;

@@ -1,6 +1,14 @@
 import { isoNow, systemClock } from '../clock.ts';
-import { AppError, isAppError, messageOf } from '../errors/index.ts';
-import { closeRedisConnection, createRedisConnection, safeRedisUrl, watchOutages } from '../redis/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  safeRedisUrl,
+  sessionFenceKey,
+  storageFailure,
+  watchOutages,
+} from '../redis/index.ts';
+import { fencedError } from './fenced.ts';
 import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey } from './session-range.ts';
@@ -18,6 +26,17 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   /** Prefix of every key (default `agentd:`), so several deployments can share one Redis. */
   keyPrefix: string;
 }
+
+/** APPEND's arguments (redis-scripts.ts) for a batch of `events`, as `jsons`, stored at `ts`. */
+const appendArgs = (sessionId: string, ts: string, events: readonly StoreEvent[], jsons: string[], fence?: number) => [
+  sessionId,
+  ts,
+  String(jsons.length),
+  ...events.map((e) => e.type),
+  ...events.map((e) => turnOf(e) ?? ''),
+  ...jsons,
+  fence?.toString() ?? '',
+];
 
 /**
  * The Redis EventStore: one Stream per session as its log, and an index of the sessions (listing never scans keys).
@@ -54,6 +73,8 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     recent,
     recentByOwner,
   ];
+  /** APPEND's and DELETE's keys: `keysOf`'s and the session's fencing token. */
+  const fencedKeysOf = (id: string) => [...keysOf(id), sessionFenceKey(keyPrefix, id)];
   const infoOf = (id: string, value: string): SessionInfo => {
     const [seq = '0', updatedAt = ''] = value.split(' ');
     return { id, lastSeq: Number(seq), updatedAt };
@@ -73,17 +94,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   };
   let closed = false;
   const guard = storeGuard(() => closed);
-  const failure =
-    (op: string) =>
-    (err: unknown): never => {
-      if (isAppError(err)) throw err;
-      const cause = messageOf(err);
-      log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
-      throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, {
-        reason: 'storage',
-        cause,
-      });
-    };
+  const failure = storageFailure(log, where, 'event store');
   /** Runs a script; a failure rejects as `failure(op)` says. */
   const run = (script: string, keys: string[], args: string[], op: string) =>
     client.eval(script, { keys, arguments: args }).catch(failure(op));
@@ -102,15 +113,15 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       }
     },
 
-    async append(sessionId, events) {
+    async append(sessionId, events, fence) {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
       const ts = isoNow(clock);
-      const types = events.map((e) => e.type);
-      const turns = events.map((e) => turnOf(e) ?? '');
-      const args = [sessionId, ts, String(jsons.length), ...types, ...turns, ...jsons];
-      const last = Number(await run(APPEND, keysOf(sessionId), args, 'append'));
+      const last = Number(
+        await run(APPEND, fencedKeysOf(sessionId), appendArgs(sessionId, ts, events, jsons, fence), 'append'),
+      );
+      if (last < 0) throw fencedError(sessionId, fence ?? 0);
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -198,7 +209,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await run(DELETE, keysOf(sessionId), [sessionId], 'delete')) > 0;
+      return Number(await run(DELETE, fencedKeysOf(sessionId), [sessionId], 'delete')) > 0;
     },
 
     async markOpenTurn(sessionId, open) {

@@ -98,7 +98,13 @@ export interface TurnRange {
 export interface EventStore<E extends StoreEvent> {
   /** Prepares the medium; rejects with an AppError naming the problem when the store cannot be used. */
   open(): Promise<void>;
-  append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
+  /**
+   * `fence` (issue 71): the writer's fencing token for the session (src/cluster/leases.ts). Redis refuses, in the
+   * same script that appends, a batch whose token is not the session's latest (`fenced.ts`: SERVICE_UNAVAILABLE,
+   * `reason: "fenced"`, nothing written). JSONL and memory take no token: one process holds their medium (the storage
+   * lock, dir-lock.ts, is the fence between processes).
+   */
+  append(sessionId: string, events: readonly E[], fence?: number): Promise<StoredEvent<E>[]>;
   /**
    * Writes a whole log into a session that has none (an import, a fork), all or nothing even across a crash: the
    * events keep their `seq` (ascending from 1 or more; gaps stay) and `ts`; later appends continue after the last.

@@ -96,6 +96,50 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('issues a fencing token with each lease taken: greater for every new holder, kept by a holder nobody took over from', async () => {
+    const { a, b, lost, key } = pair(60_000); // no renewal falls inside this test
+    expect(await a.claim('s4')).toBe('A');
+    const first = a.fence('s4')!;
+    expect(first).toBeGreaterThan(0);
+    expect(b.fence('s4')).toBeUndefined(); // B holds no lease
+    // A's lease lapsed (a pause) and nobody took the session: A takes it back with the same token.
+    await client.del(key('s4'));
+    expect(await a.claim('s4')).toBe('A');
+    expect(a.fence('s4')).toBe(first);
+    expect(lost).toEqual([]);
+    // It lapsed again and B took the session: B's token is greater; A, paused meanwhile, loses it at its next claim.
+    await client.del(key('s4'));
+    expect(await b.claim('s4')).toBe('B');
+    const second = b.fence('s4')!;
+    expect(second).toBeGreaterThan(first);
+    expect(await a.claim('s4')).toBe('B');
+    expect(a.fence('s4')).toBeUndefined();
+    expect(lost).toEqual(['A:s4']);
+    // A takes it once B let it go; then A's lease lapses, B holds the session for a while and lets it go, all while
+    // A was paused: A takes it back with a newer token, and hears that its session in memory is stale.
+    await b.release('s4');
+    expect(await a.claim('s4')).toBe('A');
+    const third = a.fence('s4')!;
+    expect(third).toBeGreaterThan(second);
+    await client.del(key('s4'));
+    expect(await b.claim('s4')).toBe('B');
+    await b.release('s4');
+    expect(await a.claim('s4')).toBe('A');
+    expect(a.fence('s4')).toBeGreaterThan(third);
+    expect(lost).toEqual(['A:s4', 'A:s4']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('issues tokens that keep growing when Redis lost the last one', async () => {
+    const { a, b, key } = pair(60_000);
+    expect(await a.claim('s5')).toBe('A');
+    const first = a.fence('s5')!;
+    await client.del([key('s5'), key('s5').replace(/:owner$/, ':fence')]); // a restart without persistence
+    expect(await b.claim('s5')).toBe('B');
+    expect(b.fence('s5')).toBeGreaterThan(first);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('knows its own fresh lease without asking Redis, and asks again once half a lease passed', async () => {
     const leaseMs = 60_000; // no renewal falls inside this test
     const { a, b, lost, key, skip } = pair(leaseMs);

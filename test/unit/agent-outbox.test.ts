@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createOutbox } from '../../src/agent/session/outbox.ts';
+import { createOutbox, isOutboxClosed } from '../../src/agent/session/outbox.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { createMemoryStore } from '../../src/store/index.ts';
+import { createMemoryStore, fencedError } from '../../src/store/index.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { EventStore } from '../../src/store/types.ts';
 
@@ -143,5 +143,85 @@ describe('agent outbox', () => {
     outbox.durable(end, () => out.push('t1 end kept'), undefined, true);
     await outbox.drained();
     expect(out.at(-1)).toBe('t1 end kept');
+  });
+
+  describe('fenced (issue 71)', () => {
+    /** A store whose appends carry the token they were given; it refuses every token below `latest`. */
+    function fencedStore(latest: { token: number }) {
+      const store = createMemoryStore<SessionEvent>();
+      const tokens: (number | undefined)[] = [];
+      const fenced: EventStore<SessionEvent> = {
+        ...store,
+        append: (id, events, fence) => {
+          tokens.push(fence);
+          return fence === undefined || fence >= latest.token
+            ? store.append(id, events)
+            : Promise.reject(fencedError(id, fence));
+        },
+      };
+      return { fenced, tokens, store };
+    }
+
+    it('given a store that refuses its token, then the outbox closes: the batch fails as dropped, nothing later is written or sent, and it tells once', async () => {
+      const latest = { token: 3 };
+      const { fenced, tokens, store } = fencedStore(latest);
+      let told = 0;
+      const outbox = createOutbox({
+        sessionId: 's',
+        store: fenced,
+        log: createLogger('silent'),
+        lastSeq: 0,
+        fence: 3,
+        onFenced: () => told++,
+        onStored: () => undefined,
+      });
+      outbox.durable(reset);
+      await outbox.drained();
+      latest.token = 4; // another instance took the session
+      const failures: unknown[] = [];
+      const out: string[] = [];
+      outbox.durable(reset, undefined, (err) => failures.push(err));
+      outbox.transient(() => out.push('frame'));
+      outbox.durable(reset, undefined, (err) => failures.push(err));
+      const confirmed = outbox.confirmed();
+      await outbox.drained();
+      await expect(confirmed).rejects.toSatisfy(isOutboxClosed);
+      expect(tokens).toEqual([3, 3]); // the second batch was refused; nothing after it reached the store
+      expect(failures).toHaveLength(2);
+      expect(failures.every(isOutboxClosed)).toBe(true); // not a storage failure: no storage frame, no degraded health
+      expect(out).toEqual([]);
+      expect(told).toBe(1);
+      expect(outbox.open).toBe(false);
+      outbox.durable(reset, undefined, (err) => failures.push(err));
+      await outbox.drained();
+      expect((await store.read('s')).map((e) => e.seq)).toEqual([1]);
+      expect(told).toBe(1);
+    });
+
+    it('confirms once what was handed in before is stored, at once when nothing waits; not when it failed', async () => {
+      const { fenced } = fencedStore({ token: 0 });
+      let failNext = false;
+      const store: EventStore<SessionEvent> = {
+        ...fenced,
+        append: (id, events, fence) =>
+          failNext ? Promise.reject(new Error('disk full')) : fenced.append(id, events, fence),
+      };
+      const stored: number[] = [];
+      const outbox = createOutbox({
+        sessionId: 's',
+        store,
+        log: createLogger('silent'),
+        lastSeq: 0,
+        fence: 1,
+        onStored: (s) => stored.push(s.seq),
+      });
+      await outbox.confirmed(); // idle
+      outbox.durable(reset);
+      await outbox.confirmed().then(() => expect(stored).toEqual([1]));
+      failNext = true;
+      outbox.durable(reset);
+      await expect(outbox.confirmed()).rejects.toThrow('not stored');
+      expect(outbox.open).toBe(true); // a storage failure does not close it
+    });
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createRedisStore } from '../../src/store/redis-store.ts';
 import { sessionKey } from '../../src/session-id.ts';
+import { sessionFenceKey } from '../../src/redis/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
 import { eventStoreContract, manualClock, user, type ContractSubject } from './store-contract.ts';
@@ -131,6 +132,35 @@ describe.skipIf(!enabled)('redis store', () => {
       expect((await store.readTurn('s', 'tc')).map((e) => e.seq)).toEqual([4, 6]);
     } finally {
       await raw.close();
+      await store.close();
+    }
+  });
+
+  it("refuses, writing nothing, an append whose fencing token is not the session's latest (issue 71)", async () => {
+    const keyPrefix = `fence${randomUUID()}:`;
+    const { store } = await open(keyPrefix);
+    const raw = createClient({ url: redis!.url });
+    await raw.connect();
+    const fence = sessionFenceKey(keyPrefix, 's');
+    try {
+      await raw.set(fence, '7'); // the lease this writer took
+      expect((await store.append('s', [user('one')], 7))[0]?.seq).toBe(1);
+      await raw.set(fence, '8'); // another instance took the session since
+      await expect(store.append('s', [user('stale')], 7)).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        details: { reason: 'fenced' },
+      });
+      expect((await store.read('s')).map((e) => e.seq)).toEqual([1]);
+      expect(await store.turns('s')).toHaveLength(1);
+      expect((await store.append('s', [user('two')], 8))[0]?.seq).toBe(2); // the new holder writes on
+      expect((await store.append('s', [user('unfenced')]))[0]?.seq).toBe(3); // a write without a token is not checked
+      await store.delete('s');
+      expect(await raw.exists(fence)).toBe(0); // the token goes with the log
+      await expect(store.append('s', [user('after delete')], 8)).rejects.toMatchObject({
+        details: { reason: 'fenced' },
+      });
+    } finally {
+      await raw.quit();
       await store.close();
     }
   });

@@ -22,95 +22,32 @@
  *   A dropped durable item's `failed` callback runs with an error `isOutboxClosed` recognises (not
  *   a storage failure). So once `close()` returned and `drained()` resolved, the outbox never calls
  *   the store again.
+ * - Fenced (issue 71): every append carries `fence`; one the store refuses for it (`isFenced`: another instance
+ *   took the session) closes the outbox as `close('fenced')` does, its batch's items failing as dropped ones do, and
+ *   tells `onFenced` once.
+ * - `confirmed()` resolves once everything handed in before it is stored (a tool call starts then: its `toolCall`
+ *   was written with the session's fencing token); it rejects when an append failed meanwhile, and with the closed
+ *   error when the outbox closes first.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { AppError } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import type { EventStore } from '../../store/types.ts';
 import type { SessionStoredEvent as StoredEvent } from '../frames.ts';
-import { sessionIdOf } from '../../session-id.ts';
+import {
+  appendBeside,
+  batchFrom,
+  closing,
+  safelyFor,
+  turnOf,
+  type Durable,
+  type Gate,
+  type Item,
+  type OutboxOptions,
+} from './outbox-items.ts';
 
-const closedErrors = new WeakSet<object>();
-/** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
-export const isOutboxClosed = (err: unknown): boolean =>
-  typeof err === 'object' && err !== null && closedErrors.has(err);
-function closedError(sessionId: string, reason: string): AppError {
-  const err = new AppError(
-    'AGENT_ERROR',
-    `Session ${sessionIdOf(sessionId)} was closed (${reason}): nothing more is written to its log`,
-    { reason },
-  );
-  closedErrors.add(err);
-  return err;
-}
-
-export interface OutboxOptions {
-  sessionId: string;
-  store: EventStore<SessionEvent>;
-  log: Logger;
-  lastSeq: number;
-  /** Runs for every stored event before its own callback (the history fold). */
-  onStored: (stored: StoredEvent) => void;
-}
-
-interface Durable {
-  event: SessionEvent;
-  stored: ((stored: StoredEvent) => void) | undefined;
-  failed: ((err: unknown) => void) | undefined;
-  kept?: true;
-}
-/** A gate: `passed` is called once the batch it was awaited with is stored (its callbacks ran), failed or dropped. */
-interface Gate {
-  gate: Promise<void>;
-  passed: () => void;
-}
-type Item = Durable | { run: (seq: number) => void; turnId: string | undefined } | Gate;
-
-const turnOf = (item: Item): string | undefined =>
-  'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : 'run' in item ? item.turnId : undefined;
-
-/** Runs a callback, logging what it throws: no callback stops the outbox. */
-const safelyFor = (log: Logger, sessionId: string) => (what: string, fn: () => void) => {
-  try {
-    fn();
-  } catch (err) {
-    log.error({ err, sessionId }, `agent outbox: ${what} threw`);
-  }
-};
-
-/** Appends `batch`'s events (none: nothing) while `gates` settle; resolves with the stored events once all is done. */
-function appendBeside(
-  store: EventStore<SessionEvent>,
-  sessionId: string,
-  batch: Durable[],
-  gates: Gate[],
-): Promise<StoredEvent[]> {
-  const appended =
-    batch.length === 0
-      ? Promise.resolve([])
-      : store.append(
-          sessionId,
-          batch.map((b) => b.event),
-        );
-  return gates.length === 0
-    ? appended
-    : Promise.all([appended, ...gates.map((g) => g.gate)]).then(([stored]) => stored);
-}
-
-/** The durable items and gates from `from` on, up to the next transient or abandoned item; `next`: the index after. */
-function batchFrom(items: Item[], from: number, live: (item: Item) => boolean) {
-  const batch: Durable[] = [];
-  const gates: Gate[] = [];
-  let next = from;
-  for (let item = items[next]; item && !('run' in item) && live(item); item = items[++next]) {
-    if ('gate' in item) gates.push(item);
-    else batch.push(item);
-  }
-  return { batch, gates, next };
-}
+export { isOutboxClosed, type OutboxOptions } from './outbox-items.ts';
 
 export function createOutbox(opts: OutboxOptions) {
-  const { sessionId, store, log, onStored } = opts;
+  const { sessionId, log, onStored } = opts;
   let lastSeq = opts.lastSeq;
   let items: Item[] = [];
   let head = 0;
@@ -118,31 +55,19 @@ export function createOutbox(opts: OutboxOptions) {
   let writing = 0;
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;
-  let closedBy: string | undefined;
   /** Told the moment the outbox is idle again (`whenIdle`). */
   let idleWaiters: (() => void)[] = [];
-
-  /** A durable item that will never be written (the outbox is closed): told through its `failed`. */
-  const drop = (item: Item) => {
-    if ('gate' in item) return item.passed();
-    if (!('event' in item)) return;
-    log.debug({ sessionId, type: item.event.type, reason: closedBy }, 'agent outbox: closed, event not stored');
-    const err = closedError(sessionId, closedBy ?? 'closed');
-    if (item.failed) safely('failure callback', () => item.failed?.(err));
-  };
-
   const safely = safelyFor(log, sessionId);
+  const closed = closing(opts, safely);
 
   /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
   async function appendBatch(batch: Durable[], gates: Gate[]) {
     let stored: StoredEvent[];
     try {
-      stored = await appendBeside(store, sessionId, batch, gates);
+      stored = await appendBeside(opts, batch, gates);
     } catch (err) {
       writing = head;
-      log.error({ err, sessionId, events: batch.length }, 'could not store session events');
-      for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(err));
-      return;
+      return closed.failed(err, batch);
     }
     writing = head;
     batch.forEach((b, i) => {
@@ -159,8 +84,8 @@ export function createOutbox(opts: OutboxOptions) {
 
   async function pump(): Promise<void> {
     while (head < items.length) {
-      if (closedBy !== undefined) {
-        for (const item of items.slice(head)) drop(item);
+      if (closed.by !== undefined) {
+        for (const item of items.slice(head)) closed.drop(item);
         break;
       }
       const item = items[head];
@@ -197,6 +122,10 @@ export function createOutbox(opts: OutboxOptions) {
     get idle() {
       return pumping === undefined;
     },
+    /** False once closed: nothing more goes out (`close`, or fenced). */
+    get open() {
+      return closed.by === undefined;
+    },
     /** `kept`: written even if its turn is abandoned (see the contracts). */
     durable(
       event: SessionEvent,
@@ -204,13 +133,13 @@ export function createOutbox(opts: OutboxOptions) {
       failed?: (err: unknown) => void,
       kept?: true,
     ): void {
-      if (closedBy !== undefined) return drop({ event, stored, failed });
+      if (closed.by !== undefined) return closed.drop({ event, stored, failed });
       items.push(kept ? { event, stored, failed, kept } : { event, stored, failed });
       pumping ??= pump();
     },
     /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
     transient(run: (seq: number) => void, turnId?: string): void {
-      if (closedBy !== undefined) return;
+      if (closed.by !== undefined) return;
       if (turnId !== undefined && turnId === abandoned) return;
       if (pumping === undefined) run(lastSeq);
       else items.push({ run, turnId });
@@ -220,12 +149,21 @@ export function createOutbox(opts: OutboxOptions) {
      * once the batch written beside it is stored (its callbacks ran), failed, or dropped by a close.
      */
     gate: (promise: Promise<void>): Promise<void> =>
-      closedBy !== undefined
+      closed.by !== undefined
         ? promise
         : new Promise<void>((passed) => {
             items.push({ gate: promise, passed });
             pumping ??= Promise.resolve().then(pump); // from the next tick: with the items handed in right after it
           }),
+    /** Resolves once everything handed in before is stored; rejects when the outbox closes first (see the contracts). */
+    confirmed: (): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        if (closed.by !== undefined) return reject(closed.error());
+        if (pumping === undefined) return resolve();
+        const before = closed.failures; // it rejects when an append failed after it was asked
+        const run = () => (closed.failures === before ? resolve() : reject(new AppError('AGENT_ERROR', 'not stored')));
+        items.push({ run, turnId: undefined, dropped: reject });
+      }),
     abandon(turnId: string): void {
       abandoned = turnId;
     },
@@ -246,9 +184,7 @@ export function createOutbox(opts: OutboxOptions) {
     /** Resolves when everything handed in so far has been written (or failed) and sent. */
     drained: (): Promise<void> => pumping ?? Promise.resolve(),
     /** Stops every write not yet handed to the store, now and later (see the contracts). */
-    close(reason: string): void {
-      closedBy ??= reason;
-    },
+    close: (reason: string): void => closed.close(reason),
   };
 }
 export type Outbox = ReturnType<typeof createOutbox>;

@@ -63,8 +63,9 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     /** The hot path: a chunk of a turn's reply. */
     chunk: (key: TurnKey, content: string): void => {
       const turnId = key.turnId;
-      if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
-      else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
+      if (outbox.idle) {
+        if (outbox.open) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
+      } else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
     },
     /** The turn waits for `questionIds` (frames.ts `AwaitingData`), after the facts handed in before, stamped as the last. */
     awaiting: (key: TurnKey, questionIds: string[]): void => {

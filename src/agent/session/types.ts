@@ -43,6 +43,14 @@ export interface SessionDeps extends Pick<
   storage: StorageHealth;
   /** Redacts a failed turn's message and details before they are stored and sent. */
   redact: <T>(value: T) => T;
+  /**
+   * The fencing token of this instance's lease on the session, taken before its log is read (issue 71): every append
+   * carries it, and every tool call starts only once the facts handed in before it (its `toolCall`) were stored
+   * with it. Absent: the medium is held by this process alone (JSONL, memory).
+   */
+  fence?: number;
+  /** Told once when the store refused a write for its fence: the session is another instance's now (close it). */
+  fenced?: () => void;
   /** Shows the session's actor to the inspector. */
   registerActor?: RegisterActor;
   /** When set, a turn the log left running (not waiting for approval) and not resumed is ended at open with this `details.reason`. */

@@ -9,6 +9,8 @@
  * - `starting` holds the senders of messages that started a turn at once, until that turn's `userMessage` is
  *   stored (facts.ts answers them).
  * - The actor is started, and what the log left open is settled (decide.ts `decideOpen`), before this returns.
+ * - Fenced (`deps.fence`, issue 71): a tool call starts only once the facts handed in before it, its `toolCall`
+ *   among them, are stored with the session's token; a refused one never starts (the session is closed as moved).
  * - The store's open-turn mark (open-mark.ts) is set as a turn's `userMessage` is handed to the outbox, beside it:
  *   that fact is acknowledged, and anything after it goes out (its `thinking` frame), once both are written, and the
  *   model is asked once the mark is (so a process killed from then on leaves the turn to be resumed). It is removed
@@ -49,6 +51,8 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     store: deps.store,
     log,
     lastSeq: state.lastSeq,
+    ...(deps.fence !== undefined && { fence: deps.fence }),
+    ...(deps.fenced && { onFenced: deps.fenced }),
     onStored: (s) => {
       const wasOpen = state.openTurn !== undefined;
       evolve(state, s);
@@ -138,8 +142,10 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
       compact: compactions.run,
       report: emitted,
       settle: (settled) => outbox.whenIdle(settled),
-      callTool: (input, signal) =>
-        deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
+      callTool: async (input, signal) => {
+        if (deps.fence !== undefined) await outbox.confirmed(); // its `toolCall`, stored under a current lease
+        return deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId }));
+      },
     },
   );
   const unregister = deps.registerActor?.(actor.id, actor);

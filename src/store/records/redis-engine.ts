@@ -10,8 +10,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { systemClock } from '../../clock.ts';
-import { AppError, isAppError, messageOf } from '../../errors/index.ts';
-import { closeRedisConnection, createRedisConnection, safeRedisUrl } from '../../redis/index.ts';
+import { AppError, messageOf } from '../../errors/index.ts';
+import { closeRedisConnection, createRedisConnection, safeRedisUrl, storageFailure } from '../../redis/index.ts';
 import { RELEASE_IF_OWNER } from '../secret-store.ts';
 import { COMMIT, COUNT, QUERY } from './redis-scripts.ts';
 import type { RecordQuery, RecordStore, RecordStoreDeps, StoredRecord } from './types.ts';
@@ -45,17 +45,7 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
   const client = createRedisConnection(options.url, 'record store', log);
   const p = `${options.keyPrefix}rec:`;
   const shas = new Map([COMMIT, QUERY, COUNT].map((s) => [s, sha1(s)]));
-  const failure =
-    (op: string) =>
-    (err: unknown): never => {
-      if (isAppError(err)) throw err;
-      const cause = messageOf(err);
-      log.error({ err: cause, redis: where }, `record store: ${op} failed`);
-      throw new AppError('SERVICE_UNAVAILABLE', `The record store (Redis) is unavailable: ${cause}`, {
-        reason: 'storage',
-        cause,
-      });
-    };
+  const failure = storageFailure(log, where, 'record store');
   /** Runs one of the scripts with the prefix and the clock before `args`: EVALSHA, or EVAL when Redis lacks it. */
   async function run(script: string, args: string[], op: string): Promise<unknown> {
     const options = { arguments: [p, String(clock.now()), ...args] };
