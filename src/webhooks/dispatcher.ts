@@ -9,6 +9,8 @@
  * - It polls only once there is something to look for: `start(true)` (webhooks exist, or another instance may add
  *   deliveries), `poll()`, the first `wake()`, or a pending delivery found at start; until then no timer runs.
  * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
+ * - An attempt's outcome is put under its claim: when this instance was paused past the claim and another claimed the
+ *   delivery since, the outcome is dropped (outbox-store.ts, fenced), never written over the newer one's.
  * - A delivery the push target owns (an A2A push notification, src/a2a-face/push) is sent as the request the target
  *   builds for it at the attempt, with the target's timeout and retry schedule; when it builds none (the config was
  *   deleted) the delivery fails with `lastError: "push config removed"`.
@@ -110,8 +112,9 @@ export function createDispatcher(deps: DispatcherDeps) {
       const fresh = await outbox.get(d.id);
       if (!fresh || fresh.status !== 'pending' || fresh.nextAttemptAt > now) return;
       const next = nextState(fresh, await attempt(fresh, to, now), to.schedule, clock.now());
-      await outbox.put(next);
       const fields = { deliveryId: d.id, webhookId: d.webhookId, type: d.type, attempts: next.attempts };
+      if (!(await outbox.put(next, lease)))
+        return log.warn(fields, 'webhook delivery claimed by another instance meanwhile: this outcome is dropped');
       if (next.status === 'delivered') log.info(fields, 'webhook delivered');
       else if (next.status === 'failed') log.warn({ ...fields, error: next.lastError }, 'webhook delivery given up');
       else {

@@ -98,15 +98,16 @@ export function createRecordOutbox(deps: {
       if (deps.legacy) await takeOver(deps.legacy);
     },
     add: (d) => deps.records.commit([putWrite(d, 0)]),
-    async put(d) {
-      await deps.records.commit([putWrite(d)]);
-    },
+    put: (d, lease) => deps.records.commit([putWrite(d, lease?.version)]),
     get: async (id) => (await deliveries.get(id))?.value,
     due: async (now, limit) =>
       (await deliveries.query({ index: 'due', group: 'pending', max: now, limit })).map((i) => i.value),
     ofWebhook: async (webhookId, limit) =>
       (await deliveries.query({ index: 'webhook', group: webhookId, reverse: true, limit })).map((i) => i.value),
-    claim: (id, ttlMs) => deps.records.claim(DELIVERIES, id, ttlMs),
+    async claim(id, ttlMs) {
+      const lease = await deps.records.claim(DELIVERIES, id, ttlMs);
+      return lease && { release: () => lease.release(), version: await deps.records.version(DELIVERIES, id) };
+    },
     webhooks: async () => (await all(hooks, { index: 'all', group: 'all' })).map((i) => i.value),
     addWebhook: (webhook) => hooks.put(webhook.id, webhook, { ifVersion: 0 }),
     async deleteWebhook(id) {

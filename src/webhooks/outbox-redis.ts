@@ -63,6 +63,7 @@ export function createRedisOutbox(options: {
         tx.zRemRangeByScore(keys.ofWebhook(d.webhookId), '-inf', `(${Date.now() - keep}`);
       }
       await tx.exec();
+      return true;
     },
     get: async (id) => parse(await client.get(keys.delivery(id))),
     due: async (now, limit) =>

@@ -9,6 +9,10 @@
  * - `ofWebhook(id, limit)`: that webhook's deliveries, newest first. `deleteWebhook` removes them with it.
  * - `claim(id, ttlMs)` takes the lease on a delivery for every store on the medium (see secret-store.ts' `claim`): of
  *   concurrent claims at most one wins, so one instance sends a given attempt.
+ * - Fenced (issue 71; the record store's outbox, outbox-records.ts): a claim carries the delivery's version as it
+ *   was claimed, and `put` under that claim (`lease`) answers false, writing nothing, when the delivery was written
+ *   since (another instance claimed it once this one's claim ran out, this one paused): a stale instance's outcome
+ *   never overwrites a newer one. The earlier engines, kept to be taken over, keep no versions and answer true.
  */
 import { createMemorySecretStore, type Lease } from '../store/secret-store.ts';
 import type { WebhookConfig } from '../config/schema.ts';
@@ -27,17 +31,22 @@ export interface Delivery extends Omit<DeliveryRecord, 'createdAt' | 'nextAttemp
   body: string;
 }
 
+/** A claim of a delivery: its lease, and the delivery's version when it was claimed, where the store keeps one. */
+export interface DeliveryLease extends Lease {
+  version?: number | undefined;
+}
+
 /** A webhook added at runtime (its secret included: the store is as private as the session logs). */
 export type StoredWebhook = WebhookConfig & { id: string };
 
 export interface OutboxStore {
   open(): Promise<void>;
   add(delivery: Delivery): Promise<boolean>;
-  put(delivery: Delivery): Promise<void>;
+  put(delivery: Delivery, lease?: DeliveryLease): Promise<boolean>;
   get(id: string): Promise<Delivery | undefined>;
   due(now: number, limit: number): Promise<Delivery[]>;
   ofWebhook(webhookId: string, limit: number): Promise<Delivery[]>;
-  claim(id: string, ttlMs: number): Promise<Lease | undefined>;
+  claim(id: string, ttlMs: number): Promise<DeliveryLease | undefined>;
   webhooks(): Promise<StoredWebhook[]>;
   /** False when a webhook of that id exists. */
   addWebhook(webhook: StoredWebhook): Promise<boolean>;
@@ -109,7 +118,7 @@ export function outboxOverState(
       }
       return true;
     },
-    put: (delivery) => change({ kind: 'delivery', delivery: copy(delivery) }),
+    put: async (delivery) => (await change({ kind: 'delivery', delivery: copy(delivery) }), true),
     get: (id) => Promise.resolve(state.deliveries.has(id) ? copy(state.deliveries.get(id) as Delivery) : undefined),
     due: (now, limit) => Promise.resolve(state.due(now, limit).map(copy)),
     ofWebhook: (webhookId, limit) => Promise.resolve(state.ofWebhook(webhookId, limit).map(copy)),

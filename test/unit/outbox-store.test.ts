@@ -52,6 +52,27 @@ outboxStoreContract('records on jsonl', async () => {
 });
 
 describe('the outbox on the record store', () => {
+  it('drops the outcome of a claim that ran out while another instance claimed and put the delivery (issue 71)', async () => {
+    let now = Date.now();
+    const records = createMemoryRecordStore({ clock: { now: () => now }, log });
+    const outbox = createRecordOutbox({ records, log, keepFinishedMs: 60_000 });
+    await records.open();
+    const pending = {
+      ...{ id: 'msg_f', webhookId: 'h', eventId: 'e', type: 'turn.completed' as const, status: 'pending' as const },
+      ...{ attempts: 0, createdAt: now, nextAttemptAt: now, body: '{}' },
+    };
+    await outbox.add(pending);
+    const paused = await outbox.claim('msg_f', 1_000);
+    now += 2_000; // the first claimant was paused past its claim
+    const fresh = await outbox.claim('msg_f', 1_000);
+    expect(fresh).toBeDefined();
+    expect(await outbox.put({ ...pending, attempts: 1, status: 'delivered', deliveredAt: now }, fresh)).toBe(true);
+    const stale = { ...pending, attempts: 1, status: 'failed' as const, lastError: 'timeout' };
+    expect(await outbox.put(stale, paused)).toBe(false);
+    expect((await outbox.get('msg_f'))?.status).toBe('delivered');
+    await records.close();
+  });
+
   it("takes over an earlier outbox's runtime webhooks and pending deliveries once", async () => {
     const dir = await tempDir();
     const old = createJsonlOutbox({ dir, log });
