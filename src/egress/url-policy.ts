@@ -1,7 +1,8 @@
 /**
  * Where a runtime-connected http server may be, checked before any socket opens.
  * - Only `http:`/`https:`. Never link-local, cloud metadata (by address or name) or unspecified addresses, in any
- *   spelling (the URL parser folds decimal/octal/hex IPv4; IPv4-mapped IPv6 is judged as IPv4).
+ *   spelling (the URL parser folds decimal/octal/hex IPv4; an IPv6 address carrying an IPv4 one, mapped, compatible,
+ *   NAT64 or 6to4, is judged as that IPv4 address).
  * - `allowPrivateNetworks: false` also refuses loopback, private and shared (100.64/10) addresses; `allowedHosts`
  *   admits only those hosts (`.suffix` matches subdomains).
  * - Every resolved address is checked and the connection goes to those only (`pinnedLookup`): no re-resolution.
@@ -65,18 +66,41 @@ const PRIVATE = blockList([
   ['fc00::', 7, 'ipv6'],
 ]);
 
-/** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, or its hex form) as IPv4; anything else as it is. */
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail included), or undefined when it is not one. */
+function groupsOf(v6: string): number[] | undefined {
+  if (isIP(v6) !== 6) return undefined;
+  let text = v6;
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', rest] = text.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  const left = part(head);
+  const right = rest === undefined ? [] : part(rest);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+const dotted = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * An IPv6 address that carries an IPv4 one, as that IPv4 address: IPv4-mapped (`::ffff:0:0/96`), IPv4-compatible
+ * (`::/96`, bar `::` and `::1`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`: RFC 6052, 8215) and 6to4 (`2002::/16`),
+ * in any spelling; anything else as it is.
+ */
 function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
   const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
   if (isIP(bare) === 4) return { address: bare, family: 'ipv4' };
-  const dotted = /^(?:0*:)*:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
-  if (dotted?.[1]) return { address: dotted[1], family: 'ipv4' };
-  const hex = /^(?:0*:)*:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(bare);
-  if (hex?.[1] && hex[2]) {
-    const hi = parseInt(hex[1], 16);
-    const lo = parseInt(hex[2], 16);
-    return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: 'ipv4' };
-  }
+  const g = groupsOf(bare);
+  if (!g) return { address: bare, family: 'ipv6' };
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
+  const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  const mapped = zeroTo(5) && g5 === 0xffff;
+  const compatible = zeroTo(6) && (g6 !== 0 || g7 > 1);
+  const nat64 = g0 === 0x64 && g1 === 0xff9b && (g2 === 1 || (g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0));
+  if (mapped || compatible || nat64) return { address: dotted(g6, g7), family: 'ipv4' };
+  if (g0 === 0x2002) return { address: dotted(g1, g2), family: 'ipv4' };
   return { address: bare, family: 'ipv6' };
 }
 

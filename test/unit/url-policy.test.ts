@@ -35,6 +35,13 @@ describe('url policy', () => {
     ['http://0/', 'unspecified'],
     ['http://[::]/', 'unspecified'],
     ['http://[::ffff:0.0.0.0]/', 'unspecified'],
+    ['http://[64:ff9b::169.254.169.254]/', 'metadata'], // NAT64 (RFC 6052)
+    ['http://[64:ff9b::a9fe:a9fe]/', 'metadata'],
+    ['http://[64:ff9b:1::a9fe:a9fe]/', 'metadata'], // local-use NAT64 (RFC 8215)
+    ['http://[::169.254.169.254]/', 'metadata'], // IPv4-compatible
+    ['http://[0:0:0:0:0:0:a9fe:a9fe]/', 'metadata'],
+    ['http://[2002:a9fe:a9fe::1]/', 'metadata'], // 6to4
+    ['http://[64:ff9b::169.254.1.1]/', 'link_local'],
     ['file:///etc/passwd', 'scheme'],
     ['gopher://127.0.0.1/', 'scheme'],
   ])('refuses %s (%s) even with private networks allowed', (url, reason) => {
@@ -88,9 +95,17 @@ describe('url policy', () => {
     ]);
   });
 
-  it('judges IPv4-mapped IPv6 addresses by their IPv4 address', () => {
+  it('judges IPv6 addresses carrying an IPv4 one (mapped, compatible, NAT64, 6to4) by their IPv4 address', () => {
     expect(addressRefusal('::ffff:10.0.0.1', strict)).toBe('private_network');
     expect(addressRefusal('::ffff:7f00:1', strict)).toBe('private_network');
     expect(addressRefusal('::ffff:8.8.8.8', strict)).toBeUndefined();
+    expect(addressRefusal('64:ff9b::127.0.0.1', strict)).toBe('private_network');
+    expect(addressRefusal('64:ff9b::a00:1', strict)).toBe('private_network');
+    expect(addressRefusal('::10.0.0.1', strict)).toBe('private_network');
+    expect(addressRefusal('2002:c0a8:101::', strict)).toBe('private_network');
+    expect(addressRefusal('64:ff9b::8.8.8.8', strict)).toBeUndefined();
+    expect(addressRefusal('2001:4860:4860::8888', strict)).toBeUndefined(); // a public IPv6 address stays one
+    expect(addressRefusal('::1', strict)).toBe('private_network'); // loopback, not IPv4-compatible 0.0.0.1
+    expect(addressRefusal('::', open)).toBe('unspecified');
   });
 });
