@@ -128,6 +128,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...(memory && { memory }),
     reactions,
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
+    waitForToolServers: true,
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });

@@ -53,6 +53,11 @@ export interface AgentServiceOptions extends Pick<
    * (undefined: it holds none). A session takes its token as it opens; its writes carry it (SessionDeps `fence`).
    */
   fenceOf?: (sessionId: string) => number | undefined;
+  /**
+   * A turn's model step lists the tools only once the tool servers were attempted (`resumeLeftRunning()` says so):
+   * a message sent during start-up waits for its tools instead of running without them.
+   */
+  waitForToolServers?: boolean;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
@@ -91,8 +96,14 @@ function turnResumption(store: AgentServiceOptions['store'], bus: AgentServiceOp
         .markOpenTurn?.(sessionId, open)
         .catch((err: unknown) => log.warn({ err, sessionId, open }, 'marking an open turn failed')),
     toolsAttempted,
+    toolsWereAttempted,
+    /** `list` once the tool servers were attempted (at once from then on: no promise to wait for). */
+    onceAttempted<T>(list: () => Promise<T>): () => Promise<T> {
+      let attempted = false;
+      void toolsAttempted.then(() => (attempted = true));
+      return async () => (attempted ? list() : (await toolsAttempted, list()));
+    },
     resumeLeftRunning(): void {
-      toolsWereAttempted();
       void openLeftRunning().catch((err: unknown) => log.warn({ err }, 'finding open turns failed'));
     },
   };
@@ -143,7 +154,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         llm,
         log,
         clock,
-        listTools,
+        listTools: opts.waitForToolServers ? resumption.onceAttempted(listTools) : listTools,
         callTool,
         ...(toolPolicy && { toolPolicy }),
         approvalTimeoutMs: config.toolPolicy.timeoutMs,
@@ -207,13 +218,15 @@ export function createAgentService(opts: AgentServiceOptions) {
       return Promise.resolve();
     },
     /**
-     * Opens every session the store marks with a turn open (when turns resume), so the turns a restart left running go
-     * on without waiting for a command; called once the tool servers were attempted (a resumed call needs its server).
-     * A session opened before (a request during start-up) waits for this call to settle its open turn.
+     * Called once the tool servers were attempted: turns waiting for their tools (`waitForToolServers`) list them now,
+     * and (when turns resume) every session the store marks with a turn open is opened, so the turns a restart left
+     * running go on without waiting for a command (a resumed call needs its server). A session opened before (a
+     * request during start-up) waits for this call to settle its open turn.
      */
     resumeLeftRunning(): void {
-      if (opts.resumeTurns === undefined || unregister.length === 0) return;
-      resumption.resumeLeftRunning();
+      if (unregister.length === 0) return;
+      resumption.toolsWereAttempted();
+      if (opts.resumeTurns !== undefined) resumption.resumeLeftRunning();
     },
     async stop(): Promise<void> {
       for (const off of unregister.splice(0)) off();
