@@ -63,9 +63,12 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }
     { tools, maxResultBytes }: NonNullable<ToolPortDeps['memory']>,
     input: ToolCallInput,
     started: number,
+    host: CallHost | undefined,
   ): Promise<ModelToolOutcome> => {
     const { owner, id } = splitSessionKey(input.key.sessionId);
-    const context = { owner: memoryOwnerOf(owner), sessionId: id, turnId: input.key.turnId };
+    const afterToolOutput = (await host?.afterToolOutput()) ?? false;
+    const { turnId } = input.key;
+    const context = { owner: memoryOwnerOf(owner), sessionId: id, turnId, callId: input.callId, afterToolOutput };
     const { success, text, result } = await tools.call(input.name, input.args, context);
     return {
       success,
@@ -79,7 +82,7 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }
 
   const callTool = async (input: ToolCallInput, signal: AbortSignal, host?: CallHost): Promise<ModelToolOutcome> => {
     const started = clock.now();
-    if (memory && memoryNames.has(input.name)) return callMemory(memory, input, started);
+    if (memory && memoryNames.has(input.name)) return callMemory(memory, input, started, host);
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
       const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };

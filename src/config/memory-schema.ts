@@ -18,6 +18,18 @@ export const memorySchema = z
       "The working memory's bound: a principal's profile (put into each new turn's system prompt) has at most this many characters.",
     ),
     searchLimit: positiveInt(5).describe("Items a search answers at most (the model's tool and `GET /api/memory?q=`)."),
+    maxItems: positiveInt(1000).describe(
+      'Items a principal keeps at most: a save past it is refused (forget some first). The shared scope too.',
+    ),
+    maxChars: positiveInt(1_000_000).describe(
+      "Characters of item text a principal keeps at most (every item's text summed): a save past it is refused.",
+    ),
+    afterToolOutput: z
+      .enum(['unconfirmed', 'allow'])
+      .default('unconfirmed')
+      .describe(
+        "A memory write by the model after a tool's output in the same turn (which may carry injected instructions): `unconfirmed` (default) keeps it marked so, out of the system prompt and marked in searches until the principal confirms it (`POST /api/memory/confirm`); `allow` keeps it as any write. Its provenance is recorded either way.",
+      ),
     tools: z
       .strictObject({
         save: toolSetting('memory_save', 'saves an item'),

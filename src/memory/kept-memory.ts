@@ -16,14 +16,23 @@
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { z } from 'zod';
-import { MemoryEventSchema, MemoryItemSchema, ownerDigest, type MemoryEvent, type MemoryLogStore } from './types.ts';
+import {
+  MemoryEventSchema,
+  MemoryItemSchema,
+  ownerDigest,
+  ProvenanceSchema,
+  type MemoryEvent,
+  type MemoryLogStore,
+} from './types.ts';
 
 /** An owner's memory as its log folds into it: plain JSON, kept as a record. */
 export const MemoryStateSchema = z.object({
   /** In the order they were first saved (a re-save keeps its place). */
   items: z.array(MemoryItemSchema),
-  /** The working-memory profile ('' when none). */
+  /** The working-memory profile ('' when none): the confirmed one, which the system prompt shows. */
   profile: z.string(),
+  /** A profile written unconfirmed (`memory.afterToolOutput`), waiting to be confirmed. */
+  pending: z.object({ text: z.string(), at: z.string(), ...ProvenanceSchema.shape }).optional(),
 });
 export type MemoryState = z.infer<typeof MemoryStateSchema>;
 
@@ -41,8 +50,25 @@ export function evolveMemory(state: MemoryState, event: MemoryEvent): MemoryStat
     case 'itemForgotten':
       state.items = state.items.filter((i) => i.id !== event.id);
       break;
-    case 'profileSet':
-      state.profile = event.text;
+    case 'profileSet': {
+      const { type: _type, text, at, ...origin } = event;
+      if (origin.unconfirmed) state.pending = { text, at, ...origin };
+      else {
+        state.profile = text;
+        delete state.pending;
+      }
+      break;
+    }
+    case 'confirmed':
+      if (event.id === undefined) {
+        if (state.pending) state.profile = state.pending.text;
+        delete state.pending;
+      } else
+        state.items = state.items.map((i) => {
+          if (i.id !== event.id) return i;
+          const { unconfirmed: _confirmed, ...rest } = i;
+          return rest;
+        });
       break;
     case 'itemEmbedded': // kept as a vector record, not folded
       break;

@@ -3,7 +3,11 @@
  * kept state (kept-memory.ts: the fold is kept beside the log on the record store, so a call never reads the log;
  * instances sharing a Redis see each other's writes at once), and appends.
  * - `save` and `setProfile` check their input (INVALID_REQUEST with `details.field`): an item's text is 1 to
- *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`.
+ *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`; an owner
+ *   keeps at most `maxItems` items and `maxChars` characters of them (`reason: "memory_full"`).
+ * - A model's write records its origin (session, turn, call, whether a tool's output came before it in the turn);
+ *   one after a tool's output is unconfirmed under `afterToolOutput: unconfirmed` (an item marked so, a profile kept
+ *   pending: the prompt keeps the confirmed one) until `confirm`.
  * - `search` ranks the owner's items and the shared scope's (SHARED_OWNER), each hit saying which it is: by full
  *   text, fused with semantic similarity when an `embedder` is given (hybrid.ts); an embedder that fails leaves full
  *   text alone. `save` stores the item's embedding beside it (`itemEmbedded`); an item whose embedding failed (or
@@ -16,7 +20,7 @@ import { isoNow } from '../clock.ts';
 import type { MemoryConfig } from '../config/index.ts';
 import { AppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { newestFirst, type KeptMemory } from './kept-memory.ts';
+import { newestFirst, type KeptMemory, type MemoryState } from './kept-memory.ts';
 import { fuse, semanticRanking } from './hybrid.ts';
 import { searchItems } from './search.ts';
 import {
@@ -26,6 +30,8 @@ import {
   type MemoryEvent,
   type MemoryItem,
   type MemoryService,
+  type Provenance,
+  type WriteOrigin,
 } from './types.ts';
 
 export const MEMORY_ITEM_MAX_CHARS = 4000;
@@ -38,7 +44,10 @@ export interface MemoryServiceDeps {
   /** Each owner's log with its fold kept (the record store). */
   kept: KeptMemory;
   audit: MemoryAuditLog;
-  config: Pick<NonNullable<MemoryConfig>, 'profileMaxChars' | 'searchLimit'>;
+  config: Pick<
+    NonNullable<MemoryConfig>,
+    'profileMaxChars' | 'searchLimit' | 'maxItems' | 'maxChars' | 'afterToolOutput'
+  >;
   clock: Clock;
   /** Item ids: unique across instances and restarts. */
   ids: IdSource;
@@ -65,6 +74,31 @@ function checkItem(text: string, tags: readonly string[]): void {
     throw invalid('tags', `A memory item has at most ${MEMORY_TAGS_MAX} tags`, { limit: MEMORY_TAGS_MAX });
   if (tags.some((t) => t.trim() === '' || t.length > MEMORY_TAG_MAX_CHARS))
     throw invalid('tags', `A tag is 1 to ${MEMORY_TAG_MAX_CHARS} characters`, { limit: MEMORY_TAG_MAX_CHARS });
+}
+
+/** What a write records of its origin; after a tool's output under `afterToolOutput: unconfirmed`, unconfirmed. */
+function provenance(origin: WriteOrigin | undefined, config: MemoryServiceDeps['config']): Provenance {
+  if (!origin) return {};
+  const { sessionId, turnId, callId, afterToolOutput } = origin;
+  return {
+    ...(sessionId !== undefined && { sessionId }),
+    ...(turnId !== undefined && { turnId }),
+    ...(callId !== undefined && { callId }),
+    ...(afterToolOutput && { afterToolOutput: true }),
+    ...(afterToolOutput && config.afterToolOutput === 'unconfirmed' && { unconfirmed: true }),
+  };
+}
+
+/** Refuses an item that would take the owner past `maxItems` or `maxChars` (INVALID_REQUEST, `reason: memory_full`). */
+function checkRoom(state: MemoryState, text: string, config: MemoryServiceDeps['config']): void {
+  const chars = state.items.reduce((sum, i) => sum + i.text.length, 0);
+  const full = (what: string, limit: number) =>
+    invalid('text', `Memory is full: at most ${limit} ${what}. Forget something first.`, {
+      reason: 'memory_full',
+      limit,
+    });
+  if (state.items.length >= config.maxItems) throw full('items', config.maxItems);
+  if (chars + text.length > config.maxChars) throw full('characters of items', config.maxChars);
 }
 
 export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
@@ -124,16 +158,16 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
   };
   return {
     list: async (owner) => newestFirst(await stateOf(owner)),
-    async save(owner, input) {
+    async save(owner, input, origin) {
       const tags = input.tags ?? [];
       checkItem(input.text, tags);
+      checkRoom(await stateOf(owner), input.text, config);
       const at = isoNow(clock);
       const item: MemoryItem = {
         id: ids(),
         text: input.text,
         tags: [...new Set(tags)],
-        ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
-        ...(input.turnId !== undefined && { turnId: input.turnId }),
+        ...provenance(origin, config),
         createdAt: at,
         updatedAt: at,
       };
@@ -142,6 +176,14 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       if (embedder && vector)
         await append(owner, { type: 'itemEmbedded', at: isoNow(clock), id: item.id, model: embedder.model, vector });
       return item;
+    },
+    async confirm(owner, id) {
+      const state = await stateOf(owner);
+      const item = id === undefined ? undefined : state.items.find((i) => i.id === id);
+      if (id !== undefined && !item) return false;
+      if (id === undefined ? state.pending : item?.unconfirmed)
+        await append(owner, { type: 'confirmed', at: isoNow(clock), ...(id !== undefined && { id }) });
+      return true;
     },
     async forget(owner, id) {
       if (!(await stateOf(owner)).items.some((i) => i.id === id)) return false;
@@ -161,20 +203,15 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       return fuse(searchItems(all, query, Infinity), semanticRanking(all, queryVector), limit);
     },
     profile: async (owner) => (await stateOf(owner)).profile,
-    async setProfile(owner, text, origin = {}) {
+    pendingProfile: async (owner) => (await stateOf(owner)).pending,
+    async setProfile(owner, text, origin) {
       if (text.length > config.profileMaxChars)
         throw invalid(
           'text',
           `The profile is ${text.length} characters; memory.profileMaxChars allows ${config.profileMaxChars}: keep what matters most and shorten the rest`,
           { limit: config.profileMaxChars, length: text.length },
         );
-      await append(owner, {
-        type: 'profileSet',
-        at: isoNow(clock),
-        text,
-        ...(origin.sessionId !== undefined && { sessionId: origin.sessionId }),
-        ...(origin.turnId !== undefined && { turnId: origin.turnId }),
-      });
+      await append(owner, { type: 'profileSet', at: isoNow(clock), text, ...provenance(origin, config) });
     },
     async export(owner) {
       const state = await stateOf(owner);

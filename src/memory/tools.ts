@@ -6,7 +6,10 @@
  *
  * Contracts:
  * - Every call acts on the owner it is given (the session's principal's, memoryOwnerOf), never on another; search
- *   also reads the shared scope (MemoryService.search), which these tools never write.
+ *   also reads the shared scope (MemoryService.search), which these tools never write — not even for a session that
+ *   runs as `@shared` (its save, forget and profile fail).
+ * - A write records where it was made (`MemoryCallContext`); one made after a tool's output in the same turn may be
+ *   kept unconfirmed (`memory.afterToolOutput`), and the model reads that it waits for the user.
  * - A call never throws: bad arguments or a failing store are a failed outcome whose text the model reads.
  * - `memory_profile` replaces the working-memory profile whole; a text over `profileMaxChars` is refused by the
  *   service (the model reads the bound and writes a shorter one), never cut silently.
@@ -14,7 +17,7 @@
 import { z } from 'zod';
 import { isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { MemoryService } from './types.ts';
+import { SHARED_OWNER, type MemoryService, type WriteOrigin } from './types.ts';
 
 /** The tools' server id, `agentd:memory`: no tool server can take it (src/config/tool-servers-schema.ts). */
 export { MEMORY_SERVER_ID } from '../config/schema.ts';
@@ -39,11 +42,9 @@ export interface MemoryToolDefinition {
   rerunSafe: boolean;
 }
 
-/** Who a call acts for, and where it was made (kept on what it writes). */
-export interface MemoryCallContext {
+/** Who a call acts for, and where it was made (kept on what it writes: MemoryService's `WriteOrigin`). */
+export interface MemoryCallContext extends WriteOrigin {
   owner: string;
-  sessionId?: string;
-  turnId?: string;
 }
 
 export interface MemoryToolResult {
@@ -106,6 +107,9 @@ function describe(kind: MemoryToolKind, settings: MemoryToolsSettings): Omit<Mem
 
 const KINDS: readonly MemoryToolKind[] = ['save', 'search', 'forget', 'profile'];
 
+/** Model turns never write the shared scope (a schedule or key running as `@shared`): admins do, over REST. */
+const SHARED_READ_ONLY = 'the shared memory is written by admins over REST only';
+
 const failed = (reason: string): MemoryToolResult => ({
   success: false,
   text: `Error: ${reason}`,
@@ -124,22 +128,25 @@ export function createMemoryTools(service: MemoryService, settings: MemoryToolsS
   }
 
   const run = async (kind: MemoryToolKind, args: unknown, ctx: MemoryCallContext): Promise<MemoryToolResult> => {
-    const origin = {
-      ...(ctx.sessionId !== undefined && { sessionId: ctx.sessionId }),
-      ...(ctx.turnId !== undefined && { turnId: ctx.turnId }),
-    };
+    const { owner, ...origin } = ctx;
+    if (kind !== 'search' && owner === SHARED_OWNER) return failed(SHARED_READ_ONLY);
     switch (kind) {
       case 'save': {
         const { text, tags } = ARGS.save.parse(args);
-        const item = await service.save(ctx.owner, { text, ...(tags && { tags }), ...origin });
-        return { success: true, text: `Saved as ${item.id}.`, result: { id: item.id } };
+        const item = await service.save(owner, { text, ...(tags && { tags }) }, origin);
+        const unconfirmed = item.unconfirmed ? ' It waits for the user to confirm it.' : '';
+        return {
+          success: true,
+          text: `Saved as ${item.id}.${unconfirmed}`,
+          result: { id: item.id, ...(item.unconfirmed && { unconfirmed: true }) },
+        };
       }
       case 'search': {
         const { query, limit } = ARGS.search.parse(args);
-        const hits = await service.search(ctx.owner, query, limit ?? settings.searchLimit);
+        const hits = await service.search(owner, query, limit ?? settings.searchLimit);
         const lines = hits.map(
           ({ item, shared }) =>
-            `- ${item.id}${shared ? ' (shared)' : ''}: ${item.text}${item.tags.length > 0 ? ` [${item.tags.join(', ')}]` : ''}`,
+            `- ${item.id}${shared ? ' (shared)' : ''}${item.unconfirmed ? ' (unconfirmed)' : ''}: ${item.text}${item.tags.length > 0 ? ` [${item.tags.join(', ')}]` : ''}`,
         );
         const text = hits.length === 0 ? 'Nothing remembered matches.' : lines.join('\n');
         const items = hits.map(({ item, score, shared }) => ({
@@ -148,20 +155,28 @@ export function createMemoryTools(service: MemoryService, settings: MemoryToolsS
           tags: item.tags,
           score,
           shared,
+          ...(item.unconfirmed && { unconfirmed: true }),
         }));
         return { success: true, text, result: { items } };
       }
       case 'forget': {
         const { id } = ARGS.forget.parse(args);
-        const gone = await service.forget(ctx.owner, id);
+        const gone = await service.forget(owner, id);
         return gone
           ? { success: true, text: `Forgot ${id}.`, result: { id, forgotten: true } }
           : failed(`no remembered item ${id}`);
       }
       case 'profile': {
         const { text } = ARGS.profile.parse(args);
-        await service.setProfile(ctx.owner, text, origin);
-        return { success: true, text: 'Working memory updated.', result: { chars: text.length } };
+        await service.setProfile(owner, text, origin);
+        const pending = origin.afterToolOutput && (await service.pendingProfile(owner))?.text === text;
+        return pending
+          ? {
+              success: true,
+              text: 'Kept; it waits for the user to confirm it.',
+              result: { chars: text.length, unconfirmed: true },
+            }
+          : { success: true, text: 'Working memory updated.', result: { chars: text.length } };
       }
     }
   };

@@ -17,13 +17,24 @@ export const SHARED_OWNER = '@shared';
 /** Whose memory a principal uses (`Principal.owner`, src/auth/principal.ts). */
 export const memoryOwnerOf = (owner: string | undefined): string => owner ?? UNNAMED_OWNER;
 
+/** Who wrote a memory fact, and whether it waits to be confirmed (`memory.afterToolOutput`). */
+export const ProvenanceSchema = z.object({
+  /** The session, turn and tool call that wrote it (absent when written over REST). */
+  sessionId: z.string().optional(),
+  turnId: z.string().optional(),
+  callId: z.string().optional(),
+  /** The model wrote it after a tool's output in the same turn (injected text may have asked for it). */
+  afterToolOutput: z.literal(true).optional(),
+  /** Written after a tool's output under `memory.afterToolOutput: unconfirmed`, and not confirmed yet. */
+  unconfirmed: z.literal(true).optional(),
+});
+export type Provenance = z.infer<typeof ProvenanceSchema>;
+
 export const MemoryItemSchema = z.object({
   id: z.string(),
   text: z.string(),
   tags: z.array(z.string()),
-  /** The session and turn that wrote it (absent when written over REST). */
-  sessionId: z.string().optional(),
-  turnId: z.string().optional(),
+  ...ProvenanceSchema.shape,
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -33,14 +44,18 @@ export type MemoryItem = z.infer<typeof MemoryItemSchema>;
 export const MemoryEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('itemSaved'), at: z.string(), item: MemoryItemSchema }),
   z.object({ type: z.literal('itemForgotten'), at: z.string(), id: z.string() }),
-  /** The working-memory profile replaced whole (bounded by `memory.profileMaxChars`). */
+  /**
+   * The working-memory profile replaced whole (bounded by `memory.profileMaxChars`); `unconfirmed`: kept as the
+   * pending profile until confirmed, the system prompt keeps the confirmed one.
+   */
   z.object({
     type: z.literal('profileSet'),
     at: z.string(),
     text: z.string(),
-    sessionId: z.string().optional(),
-    turnId: z.string().optional(),
+    ...ProvenanceSchema.shape,
   }),
+  /** An unconfirmed item (or, without `id`, the pending profile) confirmed by the principal. */
+  z.object({ type: z.literal('confirmed'), at: z.string(), id: z.string().optional() }),
   /** An item's embedding (semantic search), stored beside it; dropped with the item. */
   z.object({
     type: z.literal('itemEmbedded'),
@@ -75,6 +90,15 @@ export interface MemoryLogStore {
   close(): Promise<void>;
 }
 
+/** Where a model's memory write comes from (MemoryService `save`, `setProfile`). */
+export interface WriteOrigin {
+  sessionId?: string;
+  turnId?: string;
+  callId?: string;
+  /** A tool's output was in the model's context when it made this call (earlier in the same turn). */
+  afterToolOutput?: boolean;
+}
+
 /** A search hit: the item and its score (higher is better). */
 export interface MemoryHit {
   item: MemoryItem;
@@ -95,17 +119,22 @@ export interface MemoryExport {
 export interface MemoryService {
   /** `owner`'s items, newest first. */
   list(owner: string): Promise<MemoryItem[]>;
-  save(
-    owner: string,
-    input: { text: string; tags?: string[]; sessionId?: string; turnId?: string },
-  ): Promise<MemoryItem>;
+  /** `origin`: the model's call that writes it (absent over REST); after a tool's output it may be kept unconfirmed. */
+  save(owner: string, input: { text: string; tags?: string[] }, origin?: WriteOrigin): Promise<MemoryItem>;
+  /**
+   * Confirms an unconfirmed item (`id`) or the pending profile (no `id`); confirming what waits for nothing changes
+   * nothing. False only when `owner` has no item `id`.
+   */
+  confirm(owner: string, id?: string): Promise<boolean>;
   /** False when `owner` has no such item. */
   forget(owner: string, id: string): Promise<boolean>;
   /** Ranked full-text (and, when configured, semantic) search of `owner`'s items and the shared ones. */
   search(owner: string, query: string, limit?: number): Promise<MemoryHit[]>;
-  /** The working-memory profile put into each new turn's system prompt ('' when none). */
+  /** The working-memory profile put into each new turn's system prompt ('' when none; the confirmed one). */
   profile(owner: string): Promise<string>;
-  setProfile(owner: string, text: string, origin?: { sessionId?: string; turnId?: string }): Promise<void>;
+  /** The profile waiting to be confirmed, with who wrote it (undefined when none). */
+  pendingProfile(owner: string): Promise<({ text: string; at: string } & Provenance) | undefined>;
+  setProfile(owner: string, text: string, origin?: WriteOrigin): Promise<void>;
   export(owner: string): Promise<MemoryExport>;
   /** Removes all of `owner`'s memory from the store and records who erased it (an audit record, not memory). */
   erase(owner: string, by: string): Promise<MemoryErased>;

@@ -9,6 +9,9 @@ describe('memory config', () => {
     expect(parseConfig({ llm, memory: {} }).memory).toEqual({
       profileMaxChars: 2000,
       searchLimit: 5,
+      maxItems: 1000,
+      maxChars: 1_000_000,
+      afterToolOutput: 'unconfirmed',
       tools: { save: 'memory_save', search: 'memory_search', forget: 'memory_forget', profile: 'memory_profile' },
     });
   });

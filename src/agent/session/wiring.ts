@@ -87,6 +87,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     budget,
     usage,
     model: llm.model,
+    afterToolOutput: readToolOutput(state, outbox),
     recordFact: (fact) =>
       life.closedBy === undefined &&
       record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
@@ -163,6 +164,16 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
 
   return { sessionId, state, life, outbox, output, usage, asked, answered, compactions, starting, actor, unregister };
 }
+
+/**
+ * Whether turn `turnId`'s model read a tool's output before its current step: a step after the first comes after
+ * tool results, so once the step's facts are folded, more than one step says so.
+ */
+const readToolOutput = (state: SessionState, outbox: Outbox) => async (turnId: string) => {
+  await outbox.confirmed().catch(() => undefined);
+  const turn = state.openTurn;
+  return turn?.user.turnId === turnId && turn.steps.length > 1;
+};
 
 /** The session's output; a turn whose facts can no longer be stored is stopped (`actor()`: made after it). */
 function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, actor: () => SessionActor) {

@@ -17,7 +17,16 @@ import {
   withTimestamp,
   type Route,
 } from '../../http/feature-mount.ts';
-import { MemoryItemSchema, memoryOwnerOf, SHARED_OWNER, UNNAMED_OWNER, type MemoryService } from '../index.ts';
+import {
+  MemoryItemSchema,
+  memoryOwnerOf,
+  ProvenanceSchema,
+  SHARED_OWNER,
+  UNNAMED_OWNER,
+  type MemoryService,
+} from '../index.ts';
+
+const PendingProfileSchema = z.object({ text: z.string(), at: z.string(), ...ProvenanceSchema.shape });
 
 /** A search hit of /api/memory (src/memory/types.ts). */
 const memoryHit = z.object({
@@ -32,10 +41,15 @@ const ofMemory = <S extends z.ZodRawShape>(shape: S) =>
 /** The success bodies of these routes (the OpenAPI document publishes them). */
 export const RESPONSES = {
   memory: ofMemory({
-    profile: z.string().describe('The working-memory profile ("" when none)'),
-    items: z.array(MemoryItemSchema).optional().describe('Without `q`: every item, newest first'),
+    profile: z.string().describe('The working-memory profile ("" when none): the confirmed one'),
+    pendingProfile: PendingProfileSchema.optional().describe(
+      'A profile the model wrote after a tool output, waiting to be confirmed (`memory.afterToolOutput`)',
+    ),
+    items: z.array(MemoryItemSchema).optional().describe('Without `q`: a page of items, newest first'),
+    nextAfter: z.string().optional().describe('Without `q`: more items follow; pass it as `after` for the next page'),
     hits: z.array(memoryHit).optional().describe('With `q`: the best matches, best first'),
   }),
+  memoryConfirmed: ofMemory({ confirmed: z.string().describe('The item id, or "profile"') }),
   memoryItem: ofMemory({ item: MemoryItemSchema }),
   memoryProfile: ofMemory({ profile: z.string() }),
   memoryForgotten: ofMemory({ id: z.string(), deleted: z.literal(true) }),
@@ -67,6 +81,11 @@ const ownerQuery = z.object({
 });
 const listQuery = ownerQuery.extend({
   q: z.string().min(1).max(1000).optional().describe('Search: the ranked items (own and shared) matching these words'),
+  limit: z.coerce.number().int().min(1).max(500).default(100).describe('Items per page (without `q`)'),
+  after: z.string().min(1).max(200).optional().describe('The `nextAfter` of the previous page'),
+});
+const confirmBody = z.strictObject({
+  id: z.string().min(1).max(200).optional().describe('The unconfirmed item to confirm; absent: the pending profile'),
 });
 const itemBody = z.strictObject({
   text: z.string().min(1).describe('The fact to remember'),
@@ -87,6 +106,21 @@ const idParams = (params: Record<string, string>) => ({
   id: parseInput(z.string().min(1).max(200), params.id, 'memory item id'),
 });
 
+/**
+ * `GET /api/memory`'s answer: the profile (and the pending one), then a page of items newest first from the one after
+ * `after` (from the first when it is gone), or the hits of `q`.
+ */
+async function listed(memory: MemoryService, owner: string, query: z.output<typeof listQuery>) {
+  const { profile, items } = await memory.export(owner);
+  const pending = await memory.pendingProfile(owner);
+  const head = { success: true as const, owner, profile, ...(pending && { pendingProfile: pending }) };
+  if (query.q !== undefined) return { ...head, hits: await memory.search(owner, query.q) };
+  const from = query.after === undefined ? 0 : items.findIndex((i) => i.id === query.after) + 1;
+  const page = items.slice(from, from + query.limit);
+  const more = from + query.limit < items.length && page.length > 0;
+  return { ...head, items: page, ...(more && { nextAfter: page.at(-1)?.id }) };
+}
+
 export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {
   const reply = createReply(deps.clock);
   const memory = (): MemoryService => {
@@ -105,12 +139,29 @@ export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {
       query: listQuery,
       response: RESPONSES.memory,
       errors: [...errors],
-      async handler({ query, principal }) {
+      handler: async ({ query, principal }) => reply(await listed(memory(), ownerOf(principal, query.owner), query)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/memory/confirm',
+      summary:
+        'Confirm an item (`id`), or the pending profile, that the model wrote after a tool output (`memory.afterToolOutput`); what waits for nothing stays as it is',
+      query: ownerQuery,
+      body: confirmBody,
+      example: {},
+      response: RESPONSES.memoryConfirmed,
+      errors: ['MEMORY_ITEM_NOT_FOUND', ...errors],
+      async handler({ query, body, principal }) {
         const owner = ownerOf(principal, query.owner);
-        const { profile, items } = await memory().export(owner);
-        if (query.q !== undefined)
-          return reply({ success: true as const, owner, profile, hits: await memory().search(owner, query.q) });
-        return reply({ success: true as const, owner, profile, items });
+        if (!(await memory().confirm(owner, body.id)))
+          throw new AppError(
+            'MEMORY_ITEM_NOT_FOUND',
+            `Nothing waits to be confirmed: ${body.id ?? 'no pending profile'}`,
+            {
+              ...(body.id !== undefined && { id: body.id }),
+            },
+          );
+        return reply({ success: true as const, owner, confirmed: body.id ?? 'profile' });
       },
     }),
     defineRoute({
