@@ -1,0 +1,36 @@
+/**
+ * What the parts of a chaos run share while it runs: the instances, the run's PRNG, the receivers, and the notes the
+ * load keeps of what agentd acknowledged (the checker's `acked`, `a2aTasks`), counted operations and faults.
+ */
+import type { Instance } from './instances.ts';
+import type { Prng } from './prng.ts';
+import type { A2aTask, AckedMessage } from './recorded.ts';
+
+export const FAULT_KINDS = ['kill', 'pause', 'redisRestart', 'slowModel'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface World {
+  seed: number;
+  instances: Instance[];
+  prng: Prng;
+  pushUrl: string;
+  acked: AckedMessage[];
+  a2aTasks: A2aTask[];
+  /** Operations the load made, by kind (a message sent, an approval answered, a drop, ...). */
+  operations: Record<string, number>;
+  faults: Record<FaultKind, number>;
+}
+
+/** The base URL (or WebSocket URL) of an instance that is up, chosen with `prng` (undefined when none is). */
+export function upInstance(world: World, prng: Prng, kind: 'http' | 'ws' = 'http'): string | undefined {
+  const up = world.instances.filter((i) => i.state === 'up');
+  if (up.length === 0) return undefined;
+  const chosen = prng.pick(up);
+  return kind === 'ws' ? chosen.wsUrl : chosen.url;
+}
+
+export function countOperation(world: World, kind: string): void {
+  world.operations[kind] = (world.operations[kind] ?? 0) + 1;
+}
+
+export const totalOperations = (world: World): number => Object.values(world.operations).reduce((sum, n) => sum + n, 0);
