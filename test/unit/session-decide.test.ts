@@ -505,4 +505,21 @@ describe("a call's questions, from the call's side", () => {
       action: 'decline',
     });
   });
+
+  it('given a turn whose end was lost (the next turn started), when the session opens, then it ends that turn once, as a storage failure', () => {
+    const now = Date.parse('2026-01-01T00:00:00.000Z');
+    const state = foldSession('s1', [user('t1'), step('t1', 'c1'), call('t1', 'c1'), user('t2')]);
+    const ended: SessionEvent = {
+      v,
+      type: 'turnFailed',
+      turnId: 't1',
+      code: 'AGENT_ERROR',
+      message: 'The turn ended, but its end could not be stored',
+      details: { reason: 'storage' },
+    };
+    expect(decideOpen(state, { now }).record).toEqual([ended]);
+    expect(decideOpen(foldSession('s1', [user('t1'), user('t2'), ended]), { now }).record).toEqual([]);
+    // A retry of the running turn's own message is no new turn: nothing is lost.
+    expect(decideOpen(foldSession('s1', [user('t1'), user('t1')]), { now }).record).toEqual([]);
+  });
 });

@@ -211,7 +211,7 @@ export interface OpenOptions {
  * turn to `resume` (it waits for approval, or was left running), then the messages to `requeue`, in order.
  */
 export function decideOpen(state: SessionState, options: OpenOptions) {
-  const record: SessionEvent[] = [];
+  const record: SessionEvent[] = unendedTurns(state, new Set());
   for (const q of state.questions.values()) {
     if (!QUESTION_KINDS[q.kind].survivesRestart)
       record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
@@ -223,6 +223,20 @@ export function decideOpen(state: SessionState, options: OpenOptions) {
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }
 export type Opening = ReturnType<typeof decideOpen>;
+
+/**
+ * The ends of the turns another turn's start left without one (SessionState `unended`): failed, `reason: "storage"`
+ * (their end could not be stored), each once — `ending` holds those already handed to the store, and takes these.
+ */
+export function unendedTurns(state: SessionState, ending: Set<string>): SessionEventOf<'turnFailed'>[] {
+  const ends: SessionEventOf<'turnFailed'>[] = [];
+  for (const turnId of state.unended) {
+    if (ending.has(turnId)) continue;
+    ending.add(turnId);
+    ends.push(agentTurnFailed(turnId, 'The turn ended, but its end could not be stored', 'storage'));
+  }
+  return ends;
+}
 
 /** A turn left running: resumed (its `turnResumed` recorded) while its bound allows, else failed when it must end. */
 function resumeLeftRunning(

@@ -14,7 +14,7 @@
  *   turn's end or a reset; closed ones are remembered by id with the family of answers they took; and the remote
  *   tasks of calls without a result (remote-tasks.ts); and the ids of its last RECENT_TURNS turns (their
  *   `messageQueued` or `userMessage`), which a retry of a message with its own turn id finds before the store's turn
- *   index could (decide.ts).
+ *   index could (decide.ts); and the turns another turn's start left without an end (`unended`).
  */
 import type { Question, QuestionFamily } from '../../conversation/questions.ts';
 import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversation/questions.ts';
@@ -38,6 +38,11 @@ export interface SessionState {
   readonly queued: Map<string, { seq: number; message: TurnMessage }>;
   /** The turn started and not ended, if any. */
   openTurn: OpenTurn | undefined;
+  /**
+   * Turns whose `userMessage` is stored, then another turn's, and no end of theirs: their end was lost (a store outage
+   * took the write of their `response`). Their owner ends them (decide.ts `unendedTurns`), once each.
+   */
+  readonly unended: Set<string>;
   /** The questions waiting for a person, oldest first, by id. */
   readonly questions: Map<string, Question>;
   /** The questions closed (answered, expired, their turn ended, reset), by id. */
@@ -61,6 +66,7 @@ export function initialState(sessionId: string): SessionState {
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     queued: new Map(),
     openTurn: undefined,
+    unended: new Set(),
     questions: new Map(),
     closed: new Map(),
     remoteTasks: new Map(),
@@ -73,6 +79,9 @@ export function evolve(state: SessionState, { seq, event: e }: Stored): SessionS
   state.history.apply(e, seq);
   applyUsage(state.usage, e);
   evolveQueue(state, e, seq);
+  const open = state.openTurn?.user.turnId;
+  if (e.type === 'userMessage' && open !== undefined && open !== e.turnId) state.unended.add(open);
+  else if (e.type === 'response' || e.type === 'turnFailed') state.unended.delete(e.turnId);
   state.openTurn = evolveOpenTurn(state.openTurn, e);
   evolveQuestions(state, e);
   evolveRemoteTasks(state.remoteTasks, e);

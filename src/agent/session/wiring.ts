@@ -9,6 +9,8 @@
  * - `starting` holds the senders of messages that started a turn at once, until that turn's `userMessage` is
  *   stored (facts.ts answers them).
  * - The actor is started, and what the log left open is settled (decide.ts `decideOpen`), before this returns.
+ * - A turn whose end a store outage lost is ended (failed, `reason: "storage"`) once the log shows the next turn's
+ *   start: at open (decideOpen), and live as that `userMessage` is folded.
  * - Fenced (`deps.fence`, issue 71): a tool call starts only once the facts handed in before it, its `toolCall`
  *   among them, are stored with the session's token; a refused one never starts (the session is closed as moved).
  * - The store's open-turn mark (open-mark.ts) is set as a turn's `userMessage` is handed to the outbox, beside it:
@@ -30,7 +32,7 @@ import { createOpenMark, type OpenMark } from './open-mark.ts';
 import { createOutbox, type Outbox } from './outbox.ts';
 import { createSessionActor, type SessionActor } from './actor.ts';
 import { createSessionOutput } from './output.ts';
-import { decideOpen } from './decide.ts';
+import { decideOpen, unendedTurns } from './decide.ts';
 import { evolve, firstQueuedSeq, usageWith, type SessionState } from './state.ts';
 import { forwardEmitted, openingFacts, type Starting } from './facts.ts';
 import type { SessionDeps } from './types.ts';
@@ -46,6 +48,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   const { sessionId, llm, log, clock } = deps;
   const life: SessionLife = { closedBy: undefined, lastActive: clock.now() };
   const mark = createOpenMark(deps.markOpenTurn);
+  const endLost = lostEnds(state, () => output.record);
   const outbox = createOutbox({
     sessionId,
     store: deps.store,
@@ -56,6 +59,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     onStored: (s) => {
       const wasOpen = state.openTurn !== undefined;
       evolve(state, s);
+      if (s.event.type === 'userMessage' && state.unended.size > 0) endLost();
       if (wasOpen && state.openTurn === undefined) mark.close(deps.reactions?.settled());
       else if (!wasOpen && state.openTurn !== undefined) mark.open();
       asked.settle(state, s);
@@ -163,6 +167,14 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   settleOpening(deps, state, output.record, actor, mark);
 
   return { sessionId, state, life, outbox, output, usage, asked, answered, compactions, starting, actor, unregister };
+}
+
+/** Records the ends of the turns whose end was lost (decide.ts `unendedTurns`), each once. */
+function lostEnds(state: SessionState, record: () => SessionWiring['output']['record']) {
+  const ending = new Set<string>();
+  return () => {
+    for (const end of unendedTurns(state, ending)) record()({ correlationId: end.turnId }, end);
+  };
 }
 
 /**
