@@ -109,6 +109,24 @@ function turnResumption(store: AgentServiceOptions['store'], bus: AgentServiceOp
   };
 }
 
+/**
+ * The agent's storage health, told by the store's medium watch; back from an outage, each session in memory stores
+ * the end of a turn the outage stopped (output.ts) at once, not at its next use.
+ */
+function watchedStorage(
+  store: AgentServiceOptions['store'],
+  clock: Clock,
+  slots: () => Iterable<{ session?: { storageBack(): void } }>,
+) {
+  const storage = createStorageHealth(clock);
+  const back = () => {
+    storage.ok();
+    for (const slot of slots()) slot.session?.storageBack();
+  };
+  store.watchMedium?.({ lost: (err) => storage.failed(err), back });
+  return storage;
+}
+
 export function createAgentService(opts: AgentServiceOptions) {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -126,8 +144,7 @@ export function createAgentService(opts: AgentServiceOptions) {
     ...(memory && { memory }),
   });
   const unregister: (() => void)[] = [];
-  const storage = createStorageHealth(clock);
-  store.watchMedium?.({ lost: (err) => storage.failed(err), back: () => storage.ok() });
+  const storage = watchedStorage(store, clock, () => sessions.slots.values());
 
   /** Made once per frame name: a chunk builds (and hashes) no new string. */
   const busNames = new Map<Published['event'], `agent.${Published['event']}`>();

@@ -18,15 +18,17 @@ import { createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { recordBus } from '../support/bus-recorder.ts';
 
-/** A store whose appends fail while `down` (as Redis's do while it is away). */
+/** A store whose appends fail while `down` (as Redis's do while it is away); `back()` tells its watcher it is back. */
 function flakyStore() {
   const store = createMemoryStore<SessionEvent>();
   const append = store.append.bind(store);
-  const medium = { down: false };
+  const watchers: { back(): void }[] = [];
+  const medium = { down: false, back: () => watchers.forEach((w) => w.back()) };
   store.append = (sessionId, events) =>
     medium.down
       ? Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The event store (Redis) is unavailable', {}))
       : append(sessionId, events);
+  store.watchMedium = (watcher) => void watchers.push(watcher);
   return { store, medium };
 }
 
@@ -72,10 +74,16 @@ async function stoppedTurn() {
   expect(end).toMatchObject({ name: 'agent.error', payload: { details: { reason: 'storage' } } });
   medium.down = false;
   expect(await typesOf(store)).toEqual([`userMessage:${turnId}`]);
-  return { store, rig, turnId };
+  return { store, medium, rig, turnId };
 }
 
 describe('a turn stopped by a storage failure', () => {
+  it('is ended in the log as soon as the store says it is back, with no further use of the session (the chaos run found such turns)', async () => {
+    const { store, medium, turnId } = await stoppedTurn();
+    medium.back();
+    await expect.poll(() => typesOf(store)).toEqual([`userMessage:${turnId}`, `turnFailed:${turnId}`]);
+  });
+
   it("is ended in the log before the session's next fact, as its caller was told", async () => {
     const { store, rig, turnId } = await stoppedTurn();
     const next = await rig.send('second', 'b');

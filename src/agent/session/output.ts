@@ -13,7 +13,7 @@
  *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it. That end is
  *   stored too, as the frame said it (a `turnFailed`, `reason: "storage"`), so nothing takes the turn for one its
  *   process left running: before the session's next fact of another turn (or of none), or at `endStopped()` (the
- *   session closes while its log is still its own), whichever comes first, if its `userMessage` is in the log
+ *   session closes while its log is still its own, or the store says its medium is back), whichever comes first, if its `userMessage` is in the log
  *   (`isOpen`) and the turn is not ended there yet; a write that fails again is tried again at the next of them.
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
  *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.

@@ -70,6 +70,10 @@ export async function openSession(deps: SessionDeps) {
     answer: (command: AnswerCommand) => handle({ type: 'answer', ...command }),
     /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
     reset: async (correlationId: string) => await handle({ type: 'reset', correlationId }),
+    /** The store takes writes again: the end of a turn a failed write stopped is stored now (output.ts). */
+    storageBack(): void {
+      if (life.closedBy === undefined) w.output.endStopped();
+    },
     /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
     async close(reason: string, options: { abandonLog?: boolean } = {}) {
       life.closedBy ??= reason;
