@@ -35,11 +35,16 @@ export function schedulesOf(
     clock: deps.clock,
     log,
     metrics: deps.metrics,
+    limits: {
+      schedules: config.server.limits.schedules,
+      sessionsPerPrincipal: config.server.limits.sessionsPerPrincipal,
+    },
   });
   const mount = schedulesMount({
     scheduler,
     store: parts.store,
     clock: deps.clock,
+    limits: config.server.limits.schedules,
     configured: () => configuredSchedules(config, isoNow(deps.clock)),
     fires: deps.mode === 'web',
   });

@@ -27,6 +27,32 @@ const unnamedSessionsSchema = z
     'Sessions a caller never named (an A2A message without `contextId`, a `/mcp` `chat_with_agent` without `sessionId`; their ids begin `unnamed-`): not counted toward `sessionsPerPrincipal`, and deleted once idle for `ttlMs`.',
   );
 
+/** `server.limits.schedules`: what one principal's schedules may cost (src/schedules/caps.ts, docs/schedules.md). */
+const scheduleLimitsSchema = z
+  .strictObject({
+    perPrincipal: positiveInt(20).describe(
+      'Schedules one principal may hold (made over `/api/schedules`); one more answers 429 `RATE_LIMIT_EXCEEDED` until one is deleted.',
+    ),
+    minIntervalMs: positiveInt(1000).describe(
+      "Shortest time between two fires of one schedule, in ms: a schedule whose `everyMs`, or whose cron expression's next ticks, come closer is refused 400 `INVALID_REQUEST` (`details.field`, `details.limit`), and a tick closer than this to the schedule's previous one is not fired.",
+    ),
+    maxMessageBytes: positiveInt(16 * 1024).describe(
+      'Largest `message` of a schedule, in UTF-8 bytes (before its `{{...}}` are filled in); a longer one is refused 400 `INVALID_REQUEST`.',
+    ),
+    queuedRuns: z
+      .number()
+      .int()
+      .min(0)
+      .max(40)
+      .default(5)
+      .describe(
+        "Runs an `overlap: queue` schedule may hold waiting for its previous run to end (every schedule, an admin's and the agent file's too); a tick past them is recorded `skipped` with reason `queueFull`. Deleting the schedule drops them.",
+      ),
+  })
+  .describe(
+    "Caps on the schedules of principals that are not admins (without auth: of every caller, counted per client IP). An admin's schedules and the agent file's are trusted as an admin's sessions are: not counted, not capped (but `queuedRuns` holds for them too); their sessions do not count toward `sessionsPerPrincipal`, while a capped schedule's do.",
+  );
+
 export const limitsSchema = z.strictObject({
   rest: windowLimit(100)
     .prefault({})
@@ -47,6 +73,7 @@ export const limitsSchema = z.strictObject({
     'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',
   ),
   unnamedSessions: unnamedSessionsSchema.prefault({}),
+  schedules: scheduleLimitsSchema.prefault({}),
   connectionsPerIp: positiveInt(10).describe(
     'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is answered 429 and closed; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
   ),

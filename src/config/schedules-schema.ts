@@ -42,7 +42,9 @@ const filledLength = (template: string, id: string): number =>
 
 export const scheduleSchema = z
   .strictObject({
-    id: scheduleIdSchema.describe('Names the schedule in `/api/schedules/{id}` and in its runs.'),
+    id: scheduleIdSchema.describe(
+      "Names the schedule in `/api/schedules/{id}` and in its runs; unique within its principal's namespace (two principals' same id is two schedules).",
+    ),
     cron: z
       .string()
       .refine(validCron, 'must be a cron expression of 5 fields, or 6 with seconds first')
@@ -121,4 +123,7 @@ export type ScheduleConfig = z.output<typeof scheduleSchema>;
 export const schedulesSchema = z
   .array(scheduleSchema)
   .default([])
-  .refine((list) => new Set(list.map((s) => s.id)).size === list.length, 'schedule ids must be unique');
+  .refine(
+    (list) => new Set(list.map((s) => `${s.principal ?? ''}/${s.id}`)).size === list.length,
+    "schedule ids must be unique per principal (ids live in their principal's namespace)",
+  );

@@ -35,6 +35,8 @@ export interface EndDeps {
   metrics: ScheduleMetrics | undefined;
   /** Keeps the record's write until the scheduler stops. */
   track: <T>(p: Promise<T>) => Promise<T>;
+  /** Told once a run's end is recorded (the scheduler sends the run queued behind it). */
+  ended?: (fire: FireRecord) => void;
 }
 
 /** The fire's turn ended: records it `finished` or `failed`, with its usage. */
@@ -48,7 +50,9 @@ export function recordEnd(deps: EndDeps, fire: FireRecord, end: TurnEnd): void {
     ...(!end.failed && end.usage && { usage: end.usage }),
     ...(end.failed && { reason: end.code }),
   };
-  void track(store.update(ended)).catch((e: unknown) => log.error({ err: e }, 'recording a fire failed'));
+  void track(store.update(ended))
+    .then(() => deps.ended?.(ended))
+    .catch((e: unknown) => log.error({ err: e }, 'recording a fire failed'));
 }
 
 /**

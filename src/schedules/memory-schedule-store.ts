@@ -1,5 +1,8 @@
-/** The schedule store in memory (tests; `storage.type: memory`), and the state the JSONL engine replays into. */
-import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+/**
+ * The schedule store in memory (tests), and the state the earlier JSONL engine replays into (read once, to be taken
+ * over: its fires of an owned schedule are under the schedule's bare id, as they were written).
+ */
+import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 export interface ScheduleState {
   apply(record: ScheduleRecord): void;
@@ -19,10 +22,17 @@ export function createMemoryScheduleStore(
   const fires = new Map<string, Map<string, FireRecord>>();
   const claiming = new Set<string>();
   const firesOf = (id: string) => fires.get(id) ?? fires.set(id, new Map()).get(id)!;
+  /** The key a removal names (one written before ids were scoped per owner names an owned schedule by its bare id). */
+  const removedKey = (id: string): string => {
+    const earlier = schedules.has(id) ? undefined : [...schedules.values()].find((s) => s.id === id);
+    return earlier ? scheduleKey(earlier) : id;
+  };
   function apply(record: ScheduleRecord): void {
-    if (record.type === 'schedule') schedules.set(record.schedule.id, record.schedule);
+    if (record.type === 'schedule') schedules.set(scheduleKey(record.schedule), record.schedule);
     else if (record.type === 'removed') {
-      schedules.delete(record.id);
+      const key = removedKey(record.id);
+      schedules.delete(key);
+      fires.delete(key);
       fires.delete(record.id);
     } else {
       const runs = firesOf(record.fire.scheduleId);

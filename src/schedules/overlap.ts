@@ -1,7 +1,7 @@
 /**
  * A run's end as its turn's stored facts hold it (read through the session's turn index, never its whole history),
- * and whether a schedule's previous run is unfinished (`overlap: skip` holds the tick then): its latest run that was
- * not itself skipped is being sent (`claimed` for less than CLAIM_HELD_MS after its jitter: an older claim is a dead
+ * and whether a schedule's previous run is unfinished (`overlap: skip` holds the tick then, `queue` queues it): its
+ * latest run that was not itself skipped or queued is being sent (`claimed` for less than CLAIM_HELD_MS after its jitter: an older claim is a dead
  * instance's, sent at the next start), or `sent` while its turn has no `response` or `turnFailed`. The log is asked
  * because the instance that sent it may have died, or the turn run elsewhere, before its end was recorded; an end
  * found there is handed to `settle` (the run is recorded ended), and a turn that cannot be read counts as unfinished.
@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { STORED_EVENT, type TurnFollower } from '../agent/index.ts';
 import { sessionKey } from '../session-id.ts';
 import { endOf, recordEnd, watchEnds, type EndDeps, type TurnEnd } from './fire-ends.ts';
-import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 /** Runs looked through for the latest one not skipped. */
 export const LOOK_BACK = 50;
@@ -50,7 +50,9 @@ export async function previousRunUnfinished(
   now: number,
   settle: (run: FireRecord, end: TurnEnd) => void,
 ): Promise<boolean> {
-  const last = (await store.runs(schedule.id, LOOK_BACK)).find((r) => r.status !== 'skipped');
+  const last = (await store.runs(scheduleKey(schedule), LOOK_BACK)).find(
+    (r) => r.status !== 'skipped' && r.status !== 'queued',
+  );
   if (last?.status === 'claimed') return now - Date.parse(last.plannedAt) < CLAIM_HELD_MS + schedule.jitterMs;
   if (last?.status !== 'sent') return false;
   try {
@@ -64,7 +66,7 @@ export async function previousRunUnfinished(
 
 /** Records the ends of a schedule's runs left `sent` by an earlier start or another instance: off the log, or later. */
 export async function followSent(deps: EndDeps, turns: TurnReader, schedule: StoredSchedule): Promise<void> {
-  for (const run of await deps.store.runs(schedule.id, LOOK_BACK)) {
+  for (const run of await deps.store.runs(scheduleKey(schedule), LOOK_BACK)) {
     if (run.status !== 'sent' || run.session === undefined) continue;
     try {
       const end = await endInLog(turns, schedule, run);

@@ -7,13 +7,15 @@
  * - What an earlier agentd kept in its own schedule store (`legacy`: `.agentd-schedules.jsonl`, or its Redis keys) is
  *   taken over once, at the first open on the medium (a record says it was; with nothing to take over, nothing is
  *   written).
+ * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace); one an
+ *   earlier version kept under the bare id of an owned schedule is moved to its key at open, with its fires.
  * - The record store is opened and closed by its owner (createApp), not here.
  */
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { RUNS_KEPT } from './memory-schedule-store.ts';
-import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 const plannedMs = (fire: FireRecord) => Date.parse(fire.plannedAt);
 const fireId = (scheduleId: string, plannedAt: string) => `${scheduleId}#${plannedAt}`;
@@ -63,9 +65,12 @@ export function createRecordScheduleStore(deps: {
     await legacy.open();
     try {
       const kept = await legacy.schedules();
-      const runs = (await Promise.all(kept.map((s) => legacy.runs(s.id, RUNS_KEPT)))).flat();
+      // An earlier store kept an owned schedule's fires under its bare id: they move to its key.
+      const runsOf = async (s: StoredSchedule) =>
+        (await legacy.runs(s.id, RUNS_KEPT)).map((f) => ({ ...f, scheduleId: scheduleKey(s) }));
+      const runs = (await Promise.all(kept.map(runsOf))).flat();
       if (kept.length + runs.length === 0) return; // nothing to take over: nothing written
-      for (const s of kept) await schedules.put(s.id, s, { ifVersion: 0 });
+      for (const s of kept) await schedules.put(scheduleKey(s), s, { ifVersion: 0 });
       for (const f of runs) await fires.put(fireId(f.scheduleId, f.plannedAt), f, { ifVersion: 0 });
       await takenOver.put('legacy', { at: Date.now() });
       log.info({ schedules: kept.length, runs: runs.length }, 'schedules: an earlier schedule store taken over');
@@ -74,14 +79,30 @@ export function createRecordScheduleStore(deps: {
     }
   }
 
+  /** Moves a schedule kept under its bare id (before ids were scoped per owner) to its key, with its fires. */
+  async function rekey(): Promise<void> {
+    for (const { id, value } of await schedules.query({ index: 'all', group: 'all' })) {
+      const key = scheduleKey(value);
+      if (id === key) continue;
+      const moved = (await allRuns(id)).flatMap((f) => [
+        fires.writes.delete(f.id),
+        fires.writes.put(fireId(key, f.value.plannedAt), { ...f.value, scheduleId: key }),
+      ]);
+      const kept = (await schedules.get(key)) ? [] : [schedules.writes.put(key, value)];
+      await deps.records.commit([schedules.writes.delete(id), ...kept, ...moved]);
+      log.info({ schedule: key }, 'schedules: a schedule moved to its owner-scoped key');
+    }
+  }
+
   return {
     async open() {
       if (deps.legacy) await takeOver(deps.legacy);
+      await rekey();
     },
     close: () => Promise.resolve(),
     schedules: async () => (await schedules.query({ index: 'all', group: 'all' })).map((i) => i.value),
     async saveSchedule(schedule) {
-      await schedules.put(schedule.id, schedule);
+      await schedules.put(scheduleKey(schedule), schedule);
     },
     async removeSchedule(id) {
       const own = await allRuns(id);

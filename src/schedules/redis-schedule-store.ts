@@ -2,10 +2,11 @@
  * The schedule store on Redis, shared by every instance: `<prefix>schedules` (hash: id → schedule),
  * `<prefix>schedule-runs:<id>` (hash: planned ISO time → fire). A claim is `HSETNX` of the fire: exactly one
  * instance records a schedule's tick, and only it sends the message (the record stays, so the tick never fires again).
+ * An earlier agentd kept schedules under their bare ids (read once, to be taken over: record-schedule-store.ts).
  */
 import type { RedisConnection } from '../redis/index.ts';
 import { RUNS_KEPT } from './memory-schedule-store.ts';
-import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 export function createRedisScheduleStore(redis: RedisConnection, prefix: string): ScheduleStore {
   const schedulesKey = `${prefix}schedules`;
@@ -22,7 +23,8 @@ export function createRedisScheduleStore(redis: RedisConnection, prefix: string)
     open: async () => {},
     close: async () => {},
     schedules: async () => Object.values(await redis.hGetAll(schedulesKey)).map((v) => JSON.parse(v) as StoredSchedule),
-    saveSchedule: async (schedule) => void (await redis.hSet(schedulesKey, schedule.id, JSON.stringify(schedule))),
+    saveSchedule: async (schedule) =>
+      void (await redis.hSet(schedulesKey, scheduleKey(schedule), JSON.stringify(schedule))),
     async removeSchedule(id) {
       await redis.hDel(schedulesKey, id);
       await redis.del(runsKey(id));

@@ -1,27 +1,31 @@
 /**
  * The scheduler: fires each schedule's ticks as ordinary turns (`agent.sendMessage`, as `POST /api/message` does).
+ * - Schedules are armed under their key (`scheduleKey`: ids live in their owner's namespace).
  * - A fire is claimed in the store (recorded, durably) before its message is sent; a claim lost to another instance
  *   or to an earlier run of this one is not sent. On start, fires claimed but never sent (older than
  *   `recoverAfterMs`) are sent once (with the same turn id: a session that stored it answers `duplicate`, send-fire.ts); `catchUp: last`
  *   fires the latest tick missed since the last recorded one.
- * - `overlap: skip`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is
- *   recorded `skipped`; `queue` sends it anyway (the session queues it behind the running turn).
+ * - `overlap`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is recorded
+ *   `skipped`, or `queued` (and sent once the run before it ended): fire.ts.
  * - A fire's turn end (`agent.response` / `agent.error` of its turn, heard on the bus, or found in its session's log
  *   after a restart or by the next tick's overlap check) records it `finished` or `failed` with usage.
+ * - A capped schedule (`quotaHolder`, caps.ts) fires no closer than `minIntervalMs` (a closer tick is passed over),
+ *   and its sessions are created under its holder's `sessionsPerPrincipal` (past it the run is recorded `failed`).
  * - `tick()` fires what is due at `clock.now()`; `start()` calls it on timers that never hold the process open. With
  *   no schedule armed and a store only this process writes (JSONL, memory) no timer runs until one is made; a shared
  *   store (Redis) is looked at every `pollMs`, since another instance may make one.
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import { followSent, previousRunUnfinished, type TurnReader } from './overlap.ts';
-import { sendFire } from './send-fire.ts';
+import { followSent, type TurnReader } from './overlap.ts';
 import { recover } from './recovery.ts';
-import { recordEnd, type EndDeps, type TurnEnd } from './fire-ends.ts';
+import type { EndDeps } from './fire-ends.ts';
+import { createFiring } from './fire.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
+import { fireGap, type ScheduleLimits } from './caps.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
-import type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
+import { scheduleKey, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 import { ticksOf, type Ticks } from './ticks.ts';
 
 export interface SchedulerOptions {
@@ -32,6 +36,8 @@ export interface SchedulerOptions {
   clock: Clock;
   log: Logger;
   metrics?: ScheduleMetrics;
+  /** `server.limits`' schedule caps and sessions per principal (none: nothing capped, `queuedRuns` 5). */
+  limits?: { schedules: ScheduleLimits; sessionsPerPrincipal: number };
   /** 0 to 1 (Math.random); jitter is `random() * jitterMs`. */
   random?: () => number;
   recoverAfterMs?: number;
@@ -49,10 +55,8 @@ interface Armed {
 
 export type Scheduler = ReturnType<typeof createScheduler>;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 export function createScheduler(options: SchedulerOptions) {
-  const { store, bus, turns, clock, log, metrics } = options;
+  const { store, bus, turns, clock, log, metrics, limits } = options;
   const random = options.random ?? Math.random;
   const armed = new Map<string, Armed>();
   const pending = new Set<Promise<unknown>>();
@@ -66,40 +70,24 @@ export function createScheduler(options: SchedulerOptions) {
     void p.finally(() => pending.delete(p)).catch(() => {});
     return p;
   };
-  const endDeps: EndDeps = { bus, store, clock, log, metrics, track };
+  const { fire, drain, send, serial, endDeps } = createFiring({
+    ...{ store, bus, turns, clock, log, metrics, limits, random, track },
+    armed: (key) => armed.get(key)?.schedule,
+  });
 
   function arm(schedule: StoredSchedule, from: number): void {
     const ticks = ticksOf(schedule);
-    armed.set(schedule.id, { schedule, ticks, next: ticks.next(from) });
+    armed.set(scheduleKey(schedule), { schedule, ticks, next: ticks.next(from) });
   }
 
-  const send = (schedule: StoredSchedule, plannedAt: number) => sendFire({ ...endDeps, bus }, schedule, plannedAt);
-
-  /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
-  async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
-    const settle = (run: FireRecord, end: TurnEnd) => recordEnd(endDeps, run, end);
-    const held =
-      schedule.overlap === 'skip' && (await previousRunUnfinished(store, turns, schedule, clock.now(), settle));
-    if (!(await store.claim(schedule.id, plannedAt))) return;
-    if (held) {
-      metrics?.skips.inc();
-      log.info({ schedule: schedule.id, plannedAt: iso(plannedAt) }, 'schedule tick skipped: previous run unfinished');
-      await store.update({ scheduleId: schedule.id, status: 'skipped', plannedAt: iso(plannedAt), reason: 'overlap' });
-      return;
-    }
-    const jitter = Math.floor(random() * schedule.jitterMs);
-    if (jitter > 0) await new Promise((resolve) => setTimeout(resolve, jitter).unref());
-    await send(schedule, plannedAt);
-  }
-
-  /** Fires every armed schedule whose tick is due. */
+  /** Fires every armed schedule whose tick is due (a capped one's no closer than `minIntervalMs` to its last). */
   function tick(): Promise<void> {
     const now = clock.now();
     const due: Promise<void>[] = [];
     for (const entry of armed.values()) {
       if (entry.next === undefined || entry.next > now) continue;
       const planned = entry.next;
-      entry.next = entry.ticks.next(now);
+      entry.next = entry.ticks.next(Math.max(now, planned + fireGap(entry.schedule, limits?.schedules) - 1));
       if (!entry.schedule.paused) due.push(track(fire(entry.schedule, planned)));
     }
     return Promise.all(due).then(() => {});
@@ -108,10 +96,10 @@ export function createScheduler(options: SchedulerOptions) {
   /** Takes up what other instances changed in a shared store: schedules made, changed (paused) or deleted there. */
   async function refresh(): Promise<void> {
     const stored = await store.schedules();
-    const ids = new Set(stored.map((s) => s.id));
-    for (const id of armed.keys()) if (!ids.has(id)) armed.delete(id);
+    const keys = new Set(stored.map(scheduleKey));
+    for (const key of armed.keys()) if (!keys.has(key)) armed.delete(key);
     for (const s of stored) {
-      const known = armed.get(s.id);
+      const known = armed.get(scheduleKey(s));
       if (!known) arm(s, clock.now());
       else if (JSON.stringify(known.schedule) !== JSON.stringify(s)) known.schedule = s;
     }
@@ -138,7 +126,7 @@ export function createScheduler(options: SchedulerOptions) {
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
       const recovery = {
         ...{ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, fire, arm },
-        send,
+        ...{ send, drain: (s: StoredSchedule) => drain(scheduleKey(s)) },
       };
       await recover({ ...recovery, followSent: (s) => followSent(endDeps, turns, s) }, configured);
       stopped = !timers;
@@ -154,14 +142,19 @@ export function createScheduler(options: SchedulerOptions) {
       await store.saveSchedule(schedule);
       arm(schedule, clock.now());
       if (idle) loop();
+      if (schedule.overlap === 'queue' && !schedule.paused) void track(drain(scheduleKey(schedule)));
     },
-    async remove(id: string): Promise<void> {
-      armed.delete(id);
-      await store.removeSchedule(id);
+    /** Deletes the schedule `key` with its runs (those queued are dropped: none of them reached its session). */
+    async remove(key: string): Promise<void> {
+      armed.delete(key);
+      await serial(key, () => store.removeSchedule(key));
     },
-    get: (id: string): StoredSchedule | undefined => armed.get(id)?.schedule,
+    /** The schedule kept under `key` (`scheduleKey`). */
+    get: (key: string): StoredSchedule | undefined => armed.get(key)?.schedule,
     list: (): StoredSchedule[] => [...armed.values()].map((a) => a.schedule),
-    nextTick: (id: string): number | undefined => armed.get(id)?.next,
-    runs: (id: string, limit: number) => store.runs(id, limit),
+    /** How many schedules are under `holder`'s caps. */
+    held: (holder: string): number => [...armed.values()].filter((a) => a.schedule.quotaHolder === holder).length,
+    nextTick: (key: string): number | undefined => armed.get(key)?.next,
+    runs: (key: string, limit: number) => store.runs(key, limit),
   };
 }

@@ -1,23 +1,36 @@
 /**
- * Sending one claimed fire: its message as turn `fireTurnId(schedule, tick)` (the same on every start), then the fire
- * recorded `sent` with its session and turn (its end followed: fire-ends.ts), or `failed` with the reason. A fire
+ * Sending one claimed (or queued) fire: its message as turn `fireTurnId(schedule, tick)` (the same on every start),
+ * then the fire recorded `sent` with its session and turn (its end followed: fire-ends.ts), or `failed` with the reason
+ * (an AppError's code first: `RATE_LIMIT_EXCEEDED: ...` when the session would take the schedule's holder past
+ * `sessionsPerPrincipal`, `quota`) and logged. Resolves whether it was sent. A fire
  * claimed by an earlier start that never recorded it sent is sent again with the same turn id: if its message was
  * stored just before that start died, the session answers `duplicate` and runs nothing.
  */
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
+import { isAppError } from '../errors/index.ts';
+import type { SessionQuota } from '../session-id.ts';
 import { watchEnds, type EndDeps } from './fire-ends.ts';
 import { fireTurnId, runSessionKey } from './overlap.ts';
-import type { FireRecord, StoredSchedule } from './store-types.ts';
+import { scheduleKey, type FireRecord, type StoredSchedule } from './store-types.ts';
 import { fillTemplate } from './ticks.ts';
 
 export type SendDeps = EndDeps & { bus: EndDeps['bus'] & Pick<Bus<AgentCommands, never>, 'execute'> };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export async function sendFire(deps: SendDeps, schedule: StoredSchedule, plannedAt: number) {
+const reasonOf = (e: unknown): string =>
+  isAppError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+
+export async function sendFire(
+  deps: SendDeps,
+  schedule: StoredSchedule,
+  plannedAt: number,
+  quota: SessionQuota | undefined,
+): Promise<boolean> {
   const { bus, store, clock, log, metrics } = deps;
-  const base: FireRecord = { scheduleId: schedule.id, status: 'claimed', plannedAt: iso(plannedAt) };
+  const id = scheduleKey(schedule);
+  const base: FireRecord = { scheduleId: id, status: 'claimed', plannedAt: iso(plannedAt) };
   const session = fillTemplate(schedule.session, schedule.id, plannedAt);
   const key = runSessionKey(schedule, session);
   const firedAt = clock.now();
@@ -25,19 +38,22 @@ export async function sendFire(deps: SendDeps, schedule: StoredSchedule, planned
   try {
     const { turnId } = await bus.execute('agent.sendMessage', {
       sessionId: key,
-      turnId: fireTurnId(schedule.id, plannedAt),
+      turnId: fireTurnId(id, plannedAt),
       content: fillTemplate(schedule.message, schedule.id, plannedAt),
+      ...(quota && { quota }),
     });
     const fire: FireRecord = { ...base, status: 'sent', session, turnId, firedAt: iso(firedAt) };
     await store.update(fire);
     ends.follow(fire);
     metrics?.fires.inc();
     metrics?.lag.observe(Math.max(0, firedAt - plannedAt) / 1000);
-    log.info({ schedule: schedule.id, plannedAt: base.plannedAt, session, turnId }, 'schedule fired');
+    log.info({ schedule: id, plannedAt: base.plannedAt, session, turnId }, 'schedule fired');
+    return true;
   } catch (e) {
     ends.off();
     metrics?.failures.inc();
-    log.warn({ err: e, schedule: schedule.id, plannedAt: base.plannedAt }, 'schedule fire failed');
-    await store.update({ ...base, status: 'failed', session, reason: e instanceof Error ? e.message : String(e) });
+    log.warn({ err: e, schedule: id, plannedAt: base.plannedAt, session }, 'schedule fire failed');
+    await store.update({ ...base, status: 'failed', session, reason: reasonOf(e) });
+    return false;
   }
 }

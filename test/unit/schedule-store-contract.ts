@@ -1,7 +1,7 @@
 /** The schedule store's contract (src/schedules/store-types.ts): every engine passes it. */
 import { describe, expect, it } from 'vitest';
 import { scheduleSchema } from '../../src/config/index.ts';
-import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
+import { scheduleKey, type ScheduleStore, type StoredSchedule } from '../../src/schedules/store-types.ts';
 
 const T = Date.parse('2026-11-27T09:00:00.000Z');
 export const storedSchedule = (id: string): StoredSchedule => ({
@@ -11,6 +11,9 @@ export const storedSchedule = (id: string): StoredSchedule => ({
   createdAt: new Date(T).toISOString(),
 });
 
+/** The key the store keeps `storedSchedule('a')` under (ids live in their owner's namespace). */
+const A = scheduleKey(storedSchedule('a'));
+
 export interface ScheduleStoreSubject {
   store: ScheduleStore;
   /** The same store opened again (a restart; another instance on Redis). */
@@ -19,32 +22,40 @@ export interface ScheduleStoreSubject {
 
 export function scheduleStoreContract(name: string, open: () => Promise<ScheduleStoreSubject>): void {
   describe(`${name} schedule store contract`, () => {
-    it('keeps schedules and removes them with their runs', async () => {
+    it("keeps schedules under their owner's namespace and removes them with their runs", async () => {
       const { store, reopen } = await open();
       await store.saveSchedule(storedSchedule('a'));
       await store.saveSchedule({ ...storedSchedule('b'), paused: true });
-      await store.claim('a', T);
-      await store.removeSchedule('a');
+      const bobs = { ...storedSchedule('a'), owner: 'bob' };
+      await store.saveSchedule(bobs);
+      await store.claim(A, T);
+      await store.claim(scheduleKey(bobs), T);
+      await store.removeSchedule(A);
       const again = await reopen();
-      expect((await again.schedules()).map((s) => [s.id, s.paused, s.owner])).toEqual([['b', true, 'alice']]);
-      expect(await again.runs('a', 10)).toEqual([]);
+      const kept = (await again.schedules()).map((s) => [s.id, s.paused, s.owner]);
+      expect(kept.sort()).toEqual([
+        ['a', false, 'bob'],
+        ['b', true, 'alice'],
+      ]);
+      expect(await again.runs(A, 10)).toEqual([]);
+      expect((await again.runs(scheduleKey(bobs), 10)).length).toBe(1);
       await Promise.all([store.close(), again.close()]);
     });
 
     it('claims each tick once, records its changes, and lists runs newest first', async () => {
       const { store, reopen } = await open();
       await store.saveSchedule(storedSchedule('a'));
-      const claims = await Promise.all([store.claim('a', T), store.claim('a', T)]);
+      const claims = await Promise.all([store.claim(A, T), store.claim(A, T)]);
       expect(claims.sort()).toEqual([false, true]);
-      expect(await store.claim('a', T + 1000)).toBe(true);
+      expect(await store.claim(A, T + 1000)).toBe(true);
       const again = await reopen();
-      expect(await again.claim('a', T)).toBe(false);
+      expect(await again.claim(A, T)).toBe(false);
       expect((await again.unsent()).map((f) => f.plannedAt).sort()).toEqual([
         new Date(T).toISOString(),
         new Date(T + 1000).toISOString(),
       ]);
       await store.update({
-        scheduleId: 'a',
+        scheduleId: A,
         status: 'finished',
         plannedAt: new Date(T).toISOString(),
         session: 's',
@@ -52,9 +63,9 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
         usage: { totalTokens: 3 },
       });
       const reread = await reopen();
-      expect((await reread.runs('a', 10)).map((r) => r.status)).toEqual(['claimed', 'finished']);
-      expect((await reread.runs('a', 1))[0]?.plannedAt).toBe(new Date(T + 1000).toISOString());
-      expect(await reread.lastPlanned('a')).toBe(T + 1000);
+      expect((await reread.runs(A, 10)).map((r) => r.status)).toEqual(['claimed', 'finished']);
+      expect((await reread.runs(A, 1))[0]?.plannedAt).toBe(new Date(T + 1000).toISOString());
+      expect(await reread.lastPlanned(A)).toBe(T + 1000);
       expect(await reread.lastPlanned('none')).toBeUndefined();
       expect((await reread.unsent()).length).toBe(1);
       await Promise.all([store.close(), again.close(), reread.close()]);

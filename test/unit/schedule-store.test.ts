@@ -77,14 +77,46 @@ describe('schedules on the record store', () => {
     await old.open();
     await old.saveSchedule(storedSchedule('nightly'));
     await old.claim('nightly', Date.parse('2026-11-27T03:00:00.000Z'));
+    await old.saveSchedule(storedSchedule('gone'));
+    await old.removeSchedule('gone'); // an earlier agentd named the removal of alice's schedule by its bare id
     await old.close();
     const legacy = () => createJsonlScheduleStore(dir, log);
     const first = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
     expect((await first.schedules()).map((s) => s.id)).toEqual(['nightly']);
-    expect(await first.unsent()).toEqual([expect.objectContaining({ scheduleId: 'nightly', status: 'claimed' })]);
-    await first.removeSchedule('nightly');
+    // An earlier store kept the fires of alice's schedule under its bare id: they are taken over under its key.
+    expect(await first.unsent()).toEqual([expect.objectContaining({ scheduleId: 'alice/nightly', status: 'claimed' })]);
+    await first.removeSchedule('alice/nightly');
     const second = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
     expect(await second.schedules()).toEqual([]); // not taken over again
+  });
+});
+
+describe('schedules kept before ids were scoped per owner', () => {
+  it('move to their owner-scoped key at open, with their runs, once', async () => {
+    const records = createMemoryRecordStore();
+    const old = storedSchedule('nightly'); // alice's, kept under its bare id as the record store did before
+    const planned = '2026-11-27T03:00:00.000Z';
+    await records.open();
+    await records.commit([
+      { op: 'put', ns: 'schedule', id: 'nightly', value: old, index: [{ index: 'all', group: 'all', score: 0 }] },
+      {
+        op: 'put',
+        ns: 'schedule.fire',
+        id: `nightly#${planned}`,
+        value: { scheduleId: 'nightly', status: 'finished', plannedAt: planned },
+        index: [{ index: 'runs', group: 'nightly', score: Date.parse(planned) }],
+      },
+    ]);
+    const store = await onRecords(records);
+    expect((await store.schedules()).map((s) => [s.id, s.owner])).toEqual([['nightly', 'alice']]);
+    expect(await store.runs('alice/nightly', 10)).toEqual([
+      { scheduleId: 'alice/nightly', status: 'finished', plannedAt: planned },
+    ]);
+    expect(await store.runs('nightly', 10)).toEqual([]);
+    await store.removeSchedule('alice/nightly');
+    const again = createRecordScheduleStore({ records, log });
+    await again.open();
+    expect(await again.schedules()).toEqual([]); // nothing left under the bare id to come back
   });
 });
 

@@ -6,8 +6,10 @@ import pino from 'pino';
 import { createBus } from '../../src/bus/index.ts';
 import type { AppCommands, AppEvents } from '../../src/app/types.ts';
 import { scheduleSchema } from '../../src/config/index.ts';
+import { AppError } from '../../src/errors/index.ts';
+import type { SessionQuota } from '../../src/session-id.ts';
 import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
-import { createScheduler } from '../../src/schedules/scheduler.ts';
+import { createScheduler, type SchedulerOptions } from '../../src/schedules/scheduler.ts';
 import { fireTurnId } from '../../src/schedules/overlap.ts';
 import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
 import { fillTemplate, ticksOf } from '../../src/schedules/ticks.ts';
@@ -23,10 +25,13 @@ const schedule = (over: Record<string, unknown>): StoredSchedule => ({
 });
 
 const USAGE = { promptTokens: 5, completionTokens: 2, totalTokens: 7 };
+const LIMITS = { perPrincipal: 20, minIntervalMs: 1000, maxMessageBytes: 16_384, queuedRuns: 5 };
 
 /** What the agent did, kept across the harnesses of one test (the scheduler restarted over one store and log). */
 interface Agent {
-  sent: { sessionId: string; content: string; turnId: string }[];
+  sent: { sessionId: string; content: string; turnId: string; quota?: SessionQuota }[];
+  /** Refuses a message (as the session does one past its holder's sessionsPerPrincipal). */
+  refuse?: (sessionId: string) => Error | undefined;
   /** The sessions' stored facts (what their turn indexes answer). */
   log: SessionStoredEvent[];
 }
@@ -38,7 +43,11 @@ const noTurns = { steps: () => Promise.resolve([]) };
  * session stored that turn already (then it answers `duplicate`, as decide does); `end(i)` stores the turn's response
  * and emits it; `quiet` only stores it (it ended while no scheduler listened).
  */
-function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agent = { sent: [], log: [] }) {
+function harness(
+  store: ScheduleStore = createMemoryScheduleStore(),
+  agent: Agent = { sent: [], log: [] },
+  extra: Partial<SchedulerOptions> = {},
+) {
   const clock = { t: T0, now: () => clock.t };
   const bus = createBus<AppCommands, AppEvents>({ log });
   const { sent } = agent;
@@ -53,7 +62,10 @@ function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agen
       (s) => s.sessionId === payload.sessionId && 'turnId' in s.event && s.event.turnId === turnId,
     );
     if (known) return { turnId, queued: false, duplicate: true };
-    sent.push({ sessionId: payload.sessionId, content: payload.content, turnId });
+    const refused = agent.refuse?.(payload.sessionId);
+    if (refused) throw refused;
+    const { quota } = payload;
+    sent.push({ sessionId: payload.sessionId, content: payload.content, turnId, ...(quota && { quota }) });
     storedFact(payload.sessionId, { v: EVENT_VERSION, type: 'userMessage', turnId, content: payload.content });
     return { turnId, queued: false };
   });
@@ -79,8 +91,8 @@ function harness(store: ScheduleStore = createMemoryScheduleStore(), agent: Agen
     const fact = storedFact(s.sessionId, event);
     if (!quiet) bus.emit('agent.stored', fact);
   };
-  const scheduler = createScheduler({ store, bus, turns, clock, log, random: () => 0 });
-  return { clock, sent, end, scheduler, store, agent };
+  const scheduler = createScheduler({ store, bus, turns, clock, log, random: () => 0, ...extra });
+  return { clock, sent, end, scheduler, store, agent, bus };
 }
 
 describe('ticks', () => {
@@ -131,7 +143,7 @@ describe('scheduler', () => {
     expect((await h.store.runs('s1', 1))[0]).toMatchObject({ usage: USAGE, finishedAt: expect.any(String) });
   });
 
-  it('overlap skip records a tick skipped while the previous turn runs; queue sends it', async () => {
+  it('overlap skip records a tick skipped while the previous turn runs; queue queues it and sends it once that ended', async () => {
     for (const overlap of ['skip', 'queue'] as const) {
       const h = harness();
       await h.scheduler.start([schedule({ everyMs: 1000, overlap })], false);
@@ -139,10 +151,45 @@ describe('scheduler', () => {
       await h.scheduler.tick();
       h.clock.t = T0 + 2000;
       await h.scheduler.tick();
-      expect(h.sent).toHaveLength(overlap === 'skip' ? 1 : 2);
+      expect(h.sent).toHaveLength(1);
       const runs = await h.store.runs('s1', 10);
-      expect(runs[0]!.status).toBe(overlap === 'skip' ? 'skipped' : 'sent');
+      expect(runs[0]!.status).toBe(overlap === 'skip' ? 'skipped' : 'queued');
+      h.end(0);
+      if (overlap === 'queue') {
+        await expect.poll(() => h.sent.length).toBe(2);
+        expect(h.sent[1]!.content).toBe(`tick ${new Date(T0 + 2000).toISOString()}`);
+        await expect
+          .poll(async () => (await h.store.runs('s1', 10)).map((r) => r.status))
+          .toEqual(['sent', 'finished']);
+      }
     }
+  });
+
+  it('overlap queue holds at most queuedRuns (one more is skipped, queueFull), sends them in order, and a delete drops them', async () => {
+    const limits = { schedules: { ...LIMITS, queuedRuns: 2 }, sessionsPerPrincipal: 100 };
+    const h = harness(undefined, undefined, { limits });
+    await h.scheduler.start([schedule({ everyMs: 1000, overlap: 'queue' })], false);
+    for (let i = 1; i <= 5; i++) {
+      h.clock.t = T0 + i * 1000;
+      await h.scheduler.tick();
+    }
+    expect(h.sent).toHaveLength(1);
+    const runs = await h.store.runs('s1', 10);
+    expect(runs.map((r) => [r.status, r.reason])).toEqual([
+      ['skipped', 'queueFull'],
+      ['skipped', 'queueFull'],
+      ['queued', undefined],
+      ['queued', undefined],
+      ['sent', undefined],
+    ]);
+    h.end(0);
+    await expect.poll(() => h.sent.length).toBe(2);
+    expect(h.sent[1]!.content).toBe(`tick ${new Date(T0 + 2000).toISOString()}`); // the oldest queued first
+    await h.scheduler.remove('s1');
+    h.end(1);
+    await h.scheduler.stop(); // every record and send under way settled
+    expect(h.sent).toHaveLength(2); // the run queued at T0 + 3000 never reached the session
+    expect(await h.store.runs('s1', 10)).toEqual([]);
   });
 
   it('overlap skip holds every tick while the first run is unfinished (not only the next), and fires once it ended', async () => {
@@ -323,5 +370,94 @@ describe('scheduler', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("a capped schedule's sessions are created under its holder's sessionsPerPrincipal; a refused one fails its run, with the reason", async () => {
+    const limits = { schedules: LIMITS, sessionsPerPrincipal: 3 };
+    const agent: Agent = { sent: [], log: [] };
+    const h = harness(undefined, agent, { limits });
+    const capped = { ...schedule({ everyMs: 1000, session: 'run-{{firedAt}}' }), quotaHolder: 'alice' };
+    await h.scheduler.start([capped, { ...schedule({ everyMs: 1000 }), id: 'trusted' }], false);
+    h.clock.t = T0 + 1000;
+    await h.scheduler.tick();
+    expect(h.sent.map((m) => m.quota)).toEqual([{ holder: 'alice', limit: 3 }, undefined]);
+    h.end(0);
+    h.end(1);
+    await expect.poll(async () => (await h.store.runs('s1', 1))[0]?.status).toBe('finished');
+    agent.refuse = (sessionId) =>
+      sessionId.startsWith('run-')
+        ? new AppError('RATE_LIMIT_EXCEEDED', 'At most 3 sessions per principal; delete one to make room', { limit: 3 })
+        : undefined;
+    h.clock.t = T0 + 2000;
+    await h.scheduler.tick();
+    expect((await h.store.runs('s1', 1))[0]).toMatchObject({
+      status: 'failed',
+      session: `run-${new Date(T0 + 2000).toISOString()}`,
+      reason: 'RATE_LIMIT_EXCEEDED: At most 3 sessions per principal; delete one to make room',
+    });
+  });
+
+  it('a capped schedule fires no closer than minIntervalMs, whatever its ticks', async () => {
+    const limits = { schedules: LIMITS, sessionsPerPrincipal: 100 };
+    const h = harness(undefined, undefined, { limits });
+    await h.scheduler.start([{ ...schedule({ everyMs: 250 }), quotaHolder: 'alice' }], false);
+    let ended = 0;
+    for (let t = 250; t <= 3000; t += 250) {
+      h.clock.t = T0 + t;
+      await h.scheduler.tick();
+      while (ended < h.sent.length) h.end(ended++, true); // each turn ends at once (found in its log)
+    }
+    const planned = (await h.store.runs('s1', 20)).map((r) => Date.parse(r.plannedAt) - T0).reverse();
+    expect(planned).toEqual([250, 1250, 2250]);
+  });
+
+  describe('daylight saving time in Europe/Berlin, on a clock set to each transition day', () => {
+    const berlin = (id: string, cron: string) => ({ ...schedule({ cron, timezone: 'Europe/Berlin' }), id });
+    const zoned = [
+      berlin('listed', '15,45 2 * * *'),
+      berlin('half-hours', '*/30 2 * * *'),
+      berlin('hourly', '0 * * * *'),
+    ];
+    /** Runs the scheduler from `from` to `to` (ISO), its clock stepped a minute at a time, each turn ending at once. */
+    async function fired(from: string, to: string): Promise<Record<string, string[]>> {
+      const h = harness();
+      h.clock.t = Date.parse(from);
+      await h.scheduler.start(zoned, false);
+      let ended = 0;
+      for (; h.clock.t <= Date.parse(to); h.clock.t += 60_000) {
+        await h.scheduler.tick();
+        while (ended < h.sent.length) h.end(ended++, true);
+      }
+      const runs = async (id: string) => (await h.store.runs(id, 50)).map((r) => r.plannedAt).reverse();
+      return { listed: await runs('listed'), 'half-hours': await runs('half-hours'), hourly: await runs('hourly') };
+    }
+
+    it('spring forward (2026-03-29, 02:00 CET → 03:00 CEST): each listed time the clocks skip fires once, at 03:00', async () => {
+      expect(await fired('2026-03-28T22:30:00Z', '2026-03-29T02:30:00Z')).toEqual({
+        listed: ['2026-03-29T01:00:00.000Z'], // 02:15 and 02:45 → 03:00 CEST, once
+        'half-hours': ['2026-03-29T01:00:00.000Z'], // 02:00 and 02:30 → 03:00 CEST, once
+        // an hourly rhythm follows the clock: 00:00, 01:00 CET, then 03:00 (no 02:00 that day), 04:00 CEST
+        hourly: [
+          '2026-03-28T23:00:00.000Z',
+          '2026-03-29T00:00:00.000Z',
+          '2026-03-29T01:00:00.000Z',
+          '2026-03-29T02:00:00.000Z',
+        ],
+      });
+    });
+
+    it('fall back (2026-10-25, 03:00 CEST → 02:00 CET): each listed time of the repeated hour fires once, in its first pass', async () => {
+      expect(await fired('2026-10-24T22:30:00Z', '2026-10-25T02:30:00Z')).toEqual({
+        listed: ['2026-10-25T00:15:00.000Z', '2026-10-25T00:45:00.000Z'], // 02:15 and 02:45 CEST only
+        'half-hours': ['2026-10-25T00:00:00.000Z', '2026-10-25T00:30:00.000Z'], // 02:00 and 02:30 CEST only
+        // an hourly rhythm follows the clock: 02:00 CEST and 02:00 CET are an hour apart, both fired
+        hourly: [
+          '2026-10-24T23:00:00.000Z',
+          '2026-10-25T00:00:00.000Z',
+          '2026-10-25T01:00:00.000Z',
+          '2026-10-25T02:00:00.000Z',
+        ],
+      });
+    });
   });
 });

@@ -7,7 +7,7 @@
 import { ApiError, call } from './api.js';
 import { el } from './dom.js';
 
-/** @typedef {{ id: string, cron?: string, timezone?: string, everyMs?: number, paused: boolean, nextRunAt?: string }} Schedule */
+/** @typedef {{ id: string, owner: string, cron?: string, timezone?: string, everyMs?: number, paused: boolean, nextRunAt?: string }} Schedule */
 /** @typedef {{ status: string, plannedAt: string, finishedAt?: string, session?: string, reason?: string }} Run */
 
 /** Runs listed per schedule, newest first. */
@@ -16,6 +16,9 @@ const REFRESH_MS = 5000;
 
 /** @param {string} iso */
 const time = (iso) => el('time', { dateTime: iso, title: iso, textContent: new Date(iso).toLocaleTimeString() });
+
+/** A schedule's path: its id in its owner's namespace (two principals may have one id; an admin lists both). @param {Schedule} s */
+const pathOf = (s) => `/api/schedules/${encodeURIComponent(s.id)}?owner=${encodeURIComponent(s.owner)}`;
 
 /** @param {Schedule} s */
 const when = (s) =>
@@ -55,7 +58,7 @@ export function createSchedulePanel({ panel, list }, deps) {
     toggle.setAttribute('aria-label', `${s.paused ? 'Resume' : 'Pause'} ${s.id}`);
     toggle.addEventListener('click', () => {
       toggle.disabled = true;
-      call('PATCH', `/api/schedules/${encodeURIComponent(s.id)}`, { paused: !s.paused }).then(refresh, (err) => {
+      call('PATCH', pathOf(s), { paused: !s.paused }).then(refresh, (err) => {
         toggle.disabled = false;
         deps.status(`error: ${err instanceof Error ? err.message : String(err)}`);
       });
@@ -81,8 +84,9 @@ export function createSchedulePanel({ panel, list }, deps) {
     const { schedules } = await call('GET', '/api/schedules');
     const runs = await Promise.all(
       schedules.map(async (s) => {
+        const runsPath = `/api/schedules/${encodeURIComponent(s.id)}/runs?owner=${encodeURIComponent(s.owner)}`;
         /** @type {{ runs: Run[] }} */
-        const page = await call('GET', `/api/schedules/${encodeURIComponent(s.id)}/runs?limit=${RUNS_SHOWN}`);
+        const page = await call('GET', `${runsPath}&limit=${RUNS_SHOWN}`);
         return page.runs;
       }),
     );

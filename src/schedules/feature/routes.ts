@@ -1,16 +1,28 @@
 /**
  * `/api/schedules`: schedules made, listed, paused and deleted at runtime, and their runs (docs/schedules.md).
- * Scope `schedule` (or `admin`). A schedule is owned like a session: its runs are turns in its owner's sessions,
- * another principal's schedule answers 404 as an unknown one does, an admin reaches any and may name `principal`.
+ * Scope `schedule` (or `admin`). A schedule is owned like a session: its id lives in its owner's namespace (two
+ * principals' same id is two schedules, so making one never tells whether another principal's exists), its runs are
+ * turns in its owner's sessions, another principal's schedule answers 404 as an unknown one does. An admin may name
+ * `principal` when making one, and reaches any by `?owner=` (without it: its own namespace's, else the one schedule
+ * of that id). A principal that is not an admin is under `server.limits.schedules` (caps.ts); its schedule records
+ * the holder whose caps and sessions it counts toward (`quotaHolder`, never shown).
  */
 import { z } from 'zod';
 import { AppError } from '../../errors/index.ts';
-import { hasScope, type Principal } from '../../auth/index.ts';
+import { checkOwnerNamed, hasScope, type Principal, type SessionAccess } from '../../auth/index.ts';
 import { scheduleIdSchema, scheduleSchema } from '../../config/index.ts';
 import type { Clock } from '../../clock.ts';
-import { createReply, defineRoute, parseInput, withTimestamp, type Route } from '../../http/feature-mount.ts';
+import {
+  createReply,
+  defineRoute,
+  ownerSchema,
+  parseInput,
+  withTimestamp,
+  type Route,
+} from '../../http/feature-mount.ts';
+import { checkCaps, type ScheduleLimits } from '../caps.ts';
 import type { Scheduler } from '../scheduler.ts';
-import type { StoredSchedule } from '../store-types.ts';
+import { scheduleKey, type FireRecord, type StoredSchedule } from '../store-types.ts';
 
 /** A schedule as `/api/schedules` shows it (src/config/schedules-schema.ts, and whose and where from). */
 const scheduleRecord = z.looseObject({
@@ -23,7 +35,7 @@ const scheduleRecord = z.looseObject({
 /** One fire of a schedule (src/schedules/store-types.ts). */
 const scheduleRun = z.object({
   scheduleId: z.string(),
-  status: z.enum(['claimed', 'sent', 'finished', 'failed', 'skipped']),
+  status: z.enum(['claimed', 'queued', 'sent', 'finished', 'failed', 'skipped']),
   plannedAt: z.string(),
   firedAt: z.string().optional(),
   finishedAt: z.string().optional(),
@@ -43,32 +55,81 @@ export const RESPONSES = {
 
 const EXAMPLE = { id: 'daily-report', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', message: 'Report for {{date}}' };
 
+const ownerQuery = z.object({
+  owner: ownerSchema
+    .optional()
+    .describe(
+      'Admin only: whose schedule ("": no principal\'s); default: the caller\'s own, else (an admin) the one schedule of that id',
+    ),
+});
+
 const ownerOf = (principal: Principal) => principal.owner ?? '';
 const reaches = (principal: Principal, schedule: StoredSchedule) =>
   hasScope(principal, 'admin') || schedule.owner === ownerOf(principal);
 const notFound = (id: string) => new AppError('SCHEDULE_NOT_FOUND', `No schedule "${id}"`, { scheduleId: id });
 const idParams = (params: Record<string, string>) => ({ id: parseInput(scheduleIdSchema, params.id, 'schedule id') });
+/** A schedule as shown: its caps' holder is agentd's own bookkeeping. */
+const shown = ({ quotaHolder: _holder, ...schedule }: StoredSchedule) => schedule;
+/** A run as shown: named by its schedule's id (the store names it by key). */
+const shownRun = (schedule: StoredSchedule) => (run: FireRecord) => ({ ...run, scheduleId: schedule.id });
 
 export interface ScheduleRoutesDeps {
   clock: Clock;
   schedules?: Scheduler;
+  /** `server.limits.schedules` (absent: nothing capped). */
+  limits?: ScheduleLimits;
 }
 
-export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
-  const reply = createReply(deps.clock);
+/** The schedules a caller reaches, shows and makes (ownership and caps). */
+function scheduleAccess(deps: ScheduleRoutesDeps) {
   const scheduler = (): Scheduler => {
     if (!deps.schedules) throw new AppError('SERVICE_UNAVAILABLE', 'Schedules are not served here');
     return deps.schedules;
   };
+  /** Keys being made (their store write under way), so two requests never make one twice or pass a cap together. */
+  const making = new Map<string, string | undefined>();
   const view = (s: StoredSchedule) => {
-    const next = scheduler().nextTick(s.id);
-    return { ...s, ...(next !== undefined && !s.paused && { nextRunAt: new Date(next).toISOString() }) };
+    const next = scheduler().nextTick(scheduleKey(s));
+    return { ...shown(s), ...(next !== undefined && !s.paused && { nextRunAt: new Date(next).toISOString() }) };
   };
-  const owned = (principal: Principal, id: string): StoredSchedule => {
-    const found = scheduler().get(id);
+  const owned = (principal: Principal, id: string, owner: string | undefined): StoredSchedule => {
+    checkOwnerNamed(principal, owner, ownerOf(principal), 'a schedule');
+    let found = scheduler().get(scheduleKey({ owner: owner ?? ownerOf(principal), id }));
+    if (!found && owner === undefined && hasScope(principal, 'admin')) {
+      const anywhere = scheduler()
+        .list()
+        .filter((s) => s.id === id);
+      if (anywhere.length > 1)
+        throw new AppError('INVALID_REQUEST', `Several principals have a schedule "${id}": name one with ?owner=`, {
+          field: 'owner',
+        });
+      found = anywhere[0];
+    }
     if (!found || !reaches(principal, found)) throw notFound(id);
     return found;
   };
+  const make = async (schedule: StoredSchedule): Promise<void> => {
+    const key = scheduleKey(schedule);
+    const holder = schedule.quotaHolder;
+    if (scheduler().get(key) || making.has(key))
+      throw new AppError('INVALID_REQUEST', `A schedule "${schedule.id}" exists`, { field: 'id' });
+    if (holder !== undefined && deps.limits) {
+      const inFlight = [...making.values()].filter((h) => h === holder).length;
+      checkCaps(schedule, deps.limits, scheduler().held(holder) + inFlight, deps.clock.now());
+    }
+    making.set(key, holder);
+    try {
+      await scheduler().put(schedule);
+    } finally {
+      making.delete(key);
+    }
+  };
+  return { scheduler, view, owned, make };
+}
+
+export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
+  const reply = createReply(deps.clock);
+  const { scheduler, view, owned, make } = scheduleAccess(deps);
   const base = { scope: 'schedule' as const };
   return [
     defineRoute({
@@ -79,23 +140,22 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       body: scheduleSchema,
       example: EXAMPLE,
       response: RESPONSES.schedule,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'FORBIDDEN'],
-      async handler({ body, principal }) {
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+      async handler({ body, principal, sessions }) {
         const owner = body.principal ?? ownerOf(principal);
         if (owner !== ownerOf(principal) && !hasScope(principal, 'admin'))
           throw new AppError('FORBIDDEN', 'Only an admin principal may name the principal of a schedule', {
             scope: 'admin',
             field: 'principal',
           });
-        if (scheduler().get(body.id))
-          throw new AppError('INVALID_REQUEST', `A schedule "${body.id}" exists`, { field: 'id' });
         const schedule: StoredSchedule = {
           ...body,
           owner,
           source: 'api',
           createdAt: new Date(deps.clock.now()).toISOString(),
+          ...capsOf(sessions),
         };
-        await scheduler().put(schedule);
+        await make(schedule);
         return reply({ success: true as const, schedule: view(schedule) });
       },
     }),
@@ -120,10 +180,11 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       path: '/api/schedules/:id',
       summary: 'One schedule, with its next tick',
       params: idParams,
+      query: ownerQuery,
       response: RESPONSES.schedule,
-      errors: ['SCHEDULE_NOT_FOUND'],
-      handler: ({ params, principal }) =>
-        reply({ success: true as const, schedule: view(owned(principal, params.id)) }),
+      errors: ['SCHEDULE_NOT_FOUND', 'FORBIDDEN', 'INVALID_REQUEST'],
+      handler: ({ params, query, principal }) =>
+        reply({ success: true as const, schedule: view(owned(principal, params.id, query.owner)) }),
     }),
     defineRoute({
       ...base,
@@ -131,12 +192,13 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       path: '/api/schedules/:id',
       summary: 'Pause or resume a schedule',
       params: idParams,
+      query: ownerQuery,
       body: z.strictObject({ paused: z.boolean() }),
       example: { paused: true },
       response: RESPONSES.schedule,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SCHEDULE_NOT_FOUND'],
-      async handler({ params, body, principal }) {
-        const changed = { ...owned(principal, params.id), paused: body.paused };
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SCHEDULE_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params, query, body, principal }) {
+        const changed = { ...owned(principal, params.id, query.owner), paused: body.paused };
         await scheduler().put(changed);
         return reply({ success: true as const, schedule: view(changed) });
       },
@@ -147,30 +209,37 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       path: '/api/schedules/:id/runs',
       summary: "A schedule's runs, newest first: session, turn, status, planned/fired/finished times, usage",
       params: idParams,
-      query: z.object({
+      query: ownerQuery.extend({
         limit: z.coerce.number().int().min(1).max(200).default(50).describe('Runs listed (default 50)'),
       }),
       response: RESPONSES.scheduleRuns,
-      errors: ['SCHEDULE_NOT_FOUND'],
+      errors: ['SCHEDULE_NOT_FOUND', 'FORBIDDEN', 'INVALID_REQUEST'],
       async handler({ params, query, principal }) {
-        const found = owned(principal, params.id);
-        return reply({ success: true as const, runs: await scheduler().runs(found.id, query.limit) });
+        const found = owned(principal, params.id, query.owner);
+        const runs = await scheduler().runs(scheduleKey(found), query.limit);
+        return reply({ success: true as const, runs: runs.map(shownRun(found)) });
       },
     }),
     defineRoute({
       ...base,
       method: 'DELETE',
       path: '/api/schedules/:id',
-      summary: 'Delete a schedule made over REST, with its runs (one of the agent file is paused instead)',
+      summary:
+        'Delete a schedule made over REST, with its runs (queued ones never run); one of the agent file is paused instead',
       params: idParams,
+      query: ownerQuery,
       response: RESPONSES.scheduleDeleted,
-      errors: ['SCHEDULE_NOT_FOUND'],
-      async handler({ params, principal }) {
-        const found = owned(principal, params.id);
+      errors: ['SCHEDULE_NOT_FOUND', 'FORBIDDEN', 'INVALID_REQUEST'],
+      async handler({ params, query, principal }) {
+        const found = owned(principal, params.id, query.owner);
         if (found.source === 'config') await scheduler().put({ ...found, paused: true });
-        else await scheduler().remove(found.id);
+        else await scheduler().remove(scheduleKey(found));
         return reply({ success: true as const, deleted: found.source === 'api' });
       },
     }),
   ];
 }
+
+/** Whose caps a schedule made by this caller is under: the caller's session quota holder (none for an admin). */
+const capsOf = (sessions: SessionAccess): Pick<StoredSchedule, 'quotaHolder'> =>
+  sessions.quota ? { quotaHolder: sessions.quota.holder } : {};

@@ -1,0 +1,72 @@
+/**
+ * What one principal's schedules may cost (`server.limits.schedules`, docs/schedules.md#limits). Checked in this order
+ * when a capped schedule (`StoredSchedule.quotaHolder`: made by a principal that is not an admin) is made:
+ * - fires at least `minIntervalMs` apart: `everyMs` itself, or the shortest wait between a cron expression's next
+ *   GAP_SAMPLE ticks (within a year): else 400 INVALID_REQUEST naming the field and the limit;
+ * - a `message` of at most `maxMessageBytes` UTF-8 bytes: else 400 INVALID_REQUEST;
+ * - at most `perPrincipal` schedules per holder: else 429 RATE_LIMIT_EXCEEDED (`details.limit`, `remaining: 0`).
+ * The scheduler also fires a capped schedule's ticks no closer than `minIntervalMs` (a cron expression whose rare ticks
+ * come closer than its sample showed, a limit raised after it was made): `fireGap`.
+ */
+import type { LimitsConfig, ScheduleConfig } from '../config/index.ts';
+import { AppError } from '../errors/index.ts';
+import type { StoredSchedule } from './store-types.ts';
+import { ticksOf } from './ticks.ts';
+
+export type ScheduleLimits = LimitsConfig['schedules'];
+
+/** Ticks of a cron expression looked at for the shortest wait, at most a year ahead. */
+export const GAP_SAMPLE = 200;
+/** A cron expression's ticks are whole seconds apart at least: a limit of this or less needs no look at them. */
+const CRON_RESOLUTION_MS = 1000;
+const YEAR = 366 * 24 * 3_600_000;
+
+const SETTING = 'server.limits.schedules';
+
+/** The shortest wait between two of the schedule's ticks after `from` (undefined: fewer than two ticks found). */
+export function shortestGap(schedule: Pick<ScheduleConfig, 'cron' | 'timezone' | 'everyMs'>, from: number) {
+  if (schedule.everyMs !== undefined) return schedule.everyMs;
+  const ticks = ticksOf(schedule);
+  let shortest: number | undefined;
+  let previous = ticks.next(from);
+  for (let n = 1; n < GAP_SAMPLE && previous !== undefined && previous - from < YEAR; n++) {
+    const tick = ticks.next(previous);
+    if (tick === undefined) break;
+    shortest = Math.min(shortest ?? Infinity, tick - previous);
+    previous = tick;
+  }
+  return shortest;
+}
+
+/** Throws the refusal of a new capped schedule past `limits`; `held`: the schedules its holder has already. */
+export function checkCaps(schedule: ScheduleConfig, limits: ScheduleLimits, held: number, now: number): void {
+  const gap =
+    schedule.everyMs === undefined && limits.minIntervalMs <= CRON_RESOLUTION_MS
+      ? undefined
+      : shortestGap(schedule, now);
+  if (gap !== undefined && gap < limits.minIntervalMs) {
+    const field = schedule.everyMs !== undefined ? 'everyMs' : 'cron';
+    throw new AppError(
+      'INVALID_REQUEST',
+      `${field} would fire every ${gap} ms; schedules fire at most once every ${limits.minIntervalMs} ms (${SETTING}.minIntervalMs)`,
+      { field, limit: limits.minIntervalMs, reason: 'min_interval' },
+    );
+  }
+  const bytes = Buffer.byteLength(schedule.message, 'utf8');
+  if (bytes > limits.maxMessageBytes)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `message is ${bytes} bytes; a schedule's message may have at most ${limits.maxMessageBytes} (${SETTING}.maxMessageBytes)`,
+      { field: 'message', limit: limits.maxMessageBytes, reason: 'message_too_large' },
+    );
+  if (held >= limits.perPrincipal)
+    throw new AppError(
+      'RATE_LIMIT_EXCEEDED',
+      `At most ${limits.perPrincipal} schedules per principal (${SETTING}.perPrincipal); delete one to make room`,
+      { limit: limits.perPrincipal, remaining: 0, reason: 'schedules_per_principal' },
+    );
+}
+
+/** How far apart the scheduler keeps two fires of `schedule` (0: as its ticks fall). */
+export const fireGap = (schedule: StoredSchedule, limits: ScheduleLimits | undefined): number =>
+  schedule.quotaHolder !== undefined && limits ? limits.minIntervalMs : 0;
