@@ -105,16 +105,26 @@ export function createScheduler(options: SchedulerOptions) {
     }
   }
 
+  /** The last look failed (the store away): the next one waits a whole poll, and the failure is logged once. */
+  let failing = false;
   function loop(): void {
     idle = stopped || (armed.size === 0 && !options.shared);
     if (idle) return;
     const now = clock.now();
     const nexts = [...armed.values()].map((a) => a.next ?? Infinity);
-    const wait = Math.max(0, Math.min(options.pollMs ?? 1000, Math.min(...nexts) - now));
+    const pollMs = options.pollMs ?? 1000;
+    const wait = failing ? pollMs : Math.max(0, Math.min(pollMs, Math.min(...nexts) - now));
     timer = setTimeout(() => {
       void refresh()
         .then(tick)
-        .catch((e: unknown) => log.error({ err: e }, 'schedule tick failed'))
+        .then(() => {
+          if (failing) log.info('schedule ticks work again');
+          failing = false;
+        })
+        .catch((e: unknown) => {
+          if (!failing) log.error({ err: e }, 'schedule tick failed; trying again every poll');
+          failing = true;
+        })
         .finally(loop);
     }, wait).unref();
   }

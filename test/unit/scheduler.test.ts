@@ -343,6 +343,23 @@ describe('scheduler', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(195);
   });
 
+  it('looks again once a poll later, not at once, while its store fails, and logs that once (the chaos run found it spinning)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const h = harness();
+      await h.scheduler.start([schedule({ everyMs: 1000 })]);
+      h.clock.t += 5000; // a tick is due
+      let looks = 0;
+      h.store.schedules = () => (looks++, Promise.reject(new Error('The client is offline')));
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(looks).toBeGreaterThan(0);
+      expect(looks).toBeLessThanOrEqual(4); // about one a second, not one per turn of the event loop
+      await h.scheduler.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('sets no timer while no schedule exists on a store only it writes; one made over the API starts it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
