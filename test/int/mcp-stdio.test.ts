@@ -76,14 +76,14 @@ describe('--mcp-transport stdio', () => {
       expect(existsSync(join(gate, 'open'))).toBe(false);
       const names = async () => (await client.listTools()).tools.map((t) => t.name);
       expect(await names()).not.toContain('fail'); // a tool both fixtures would bring once up
-      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'early' } }))).toBe(
-        'You said: early',
-      );
+      // A turn asked now waits for the tool servers' first attempts (it would run without their tools otherwise).
+      const early = client.callTool({ name: 'chat_with_agent', arguments: { message: 'early' } });
       // `echo` connects on its own; then the gate opens and `slow` connects: each change is announced.
       await expect.poll(names, { timeout: 60_000 }).toContain('fail');
       const before = changes;
       expect(before).toBeGreaterThan(0);
       await writeFile(join(gate, 'open'), '');
+      expect(textOf(await early)).toBe('You said: early');
       await expect.poll(() => changes, { timeout: 60_000 }).toBeGreaterThan(before);
       await expect.poll(async () => (await names()).filter((n) => n.endsWith('echo')).length).toBe(2);
       expect(stderr).toContain('serving MCP on stdio');
