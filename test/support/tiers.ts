@@ -14,8 +14,10 @@ export const SLOW_FILES = [
   'test/int/mcp-conformance*.test.ts',
   // The example page's packages (installed by its launcher on a first run: test/support/copilotkit-example.ts).
   'test/int/ag-ui-example-launcher.test.ts',
-  // Chaos: agentd or Redis killed and started again, races repeated many times, storage turned read-only.
+  // Chaos: agentd or Redis killed, paused past its lease or started again, races repeated many times, storage
+  // turned read-only.
   'test/int/owner-death.test.ts',
+  'test/int/paused-owner.test.ts',
   'test/int/turn-resume.test.ts',
   'test/int/redis-faults.test.ts',
   'test/int/delete-race.test.ts',
