@@ -106,7 +106,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   // Finished work announced (webhooks, A2A push): one outbox, one reaction to the stored facts.
   const { outbox, webhooks, reactions } = announcementsOf(config, {
-    ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret },
+    ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
     push: () => a2aPush.target,
   });
   const agent = createAgentService({

@@ -42,7 +42,11 @@ export interface PushConfig {
 export interface A2aPushConfigs {
   /** Throws INVALID_REQUEST naming `details.field` for a URL the URL policy refuses. */
   checkUrl(url: string, field: string): void;
-  set(sessionKey: string, turnId: string, config: PushConfig): Promise<void>;
+  /**
+   * Keeps `config` on the task. RATE_LIMIT_EXCEEDED when it is new, the task is not `finished`, and the task's owner
+   * holds `server.limits.deliveries.pushConfigsPerPrincipal` configs on tasks not finished.
+   */
+  set(sessionKey: string, turnId: string, config: PushConfig, options?: { finished?: boolean }): Promise<void>;
   list(sessionKey: string, turnId: string): Promise<PushConfig[]>;
   /** False when there was none of that id. */
   delete(sessionKey: string, turnId: string, id: string): Promise<boolean>;

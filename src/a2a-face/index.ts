@@ -5,5 +5,5 @@ export { versionOf } from './wire.ts';
 export { createA2aRest, matchRestRoute, type A2aRest, type RestRoute } from './rest-binding.ts';
 export { a2aMount } from './endpoint.ts';
 export type { A2aPushConfigs, PushConfig } from './face-types.ts';
-export { taskView, taskIdOf, type TaskState, type TaskView } from './task-view.ts';
+export { FINAL_STATES, taskView, taskIdOf, type TaskState, type TaskView } from './task-view.ts';
 export { encodeTask } from './wire.ts';

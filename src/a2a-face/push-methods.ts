@@ -4,7 +4,8 @@
  * tasks only (another principal's task, or none, is TaskNotFound, as for GetTask). A config names a URL (the URL
  * policy of remote tool servers: INVALID_REQUEST with `details.field`), an optional `token` and an optional
  * `authentication` (scheme and credentials); it is kept with the version it was set in, and notifications speak it.
- * An unknown config id is TaskNotFound naming `configId`; a task holds at most MAX_CONFIGS configs.
+ * An unknown config id is TaskNotFound naming `configId`; a task holds at most MAX_CONFIGS configs, and a principal at
+ * most `server.limits.deliveries.pushConfigsPerPrincipal` on tasks not finished (RATE_LIMIT_EXCEEDED, 429).
  */
 import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
@@ -15,6 +16,7 @@ import type { A2aPushConfigs, PushConfig } from './face-types.ts';
 import { parseParams as parse } from './params.ts';
 import type { PushMethod } from './rpc-methods.ts';
 import { readTask } from './tasks.ts';
+import { FINAL_STATES } from './task-view.ts';
 import { taskIdSchema, type A2aVersion } from './wire.ts';
 
 export const MAX_CONFIGS = 10;
@@ -127,7 +129,7 @@ export function encodePushConfig(taskId: string, c: PushConfig, v: A2aVersion): 
 export async function keepPushConfig(
   push: A2aPushConfigs,
   ids: IdSource,
-  task: { key: string; turnId: string; taskId: string },
+  task: { key: string; turnId: string; taskId: string; finished?: boolean },
   config: Given,
   version: A2aVersion,
 ): Promise<PushConfig> {
@@ -140,7 +142,7 @@ export async function keepPushConfig(
       { field: 'id', reason: 'too_many', max: MAX_CONFIGS },
     );
   const kept: PushConfig = { ...config, id, version };
-  await push.set(task.key, task.turnId, kept);
+  await push.set(task.key, task.turnId, kept, { finished: task.finished === true });
   return kept;
 }
 
@@ -165,7 +167,8 @@ export function createPushMethods(deps: { follower: TurnFollower; ids: IdSource;
     const { taskId, config, field } = givenConfig(params, ctx.version);
     push.checkUrl(config.url, field);
     const { key, view } = await readTask(follower, taskId, ctx.sessions);
-    const kept = await keepPushConfig(push, deps.ids, { key, turnId: view.turnId, taskId }, config, ctx.version);
+    const task = { key, turnId: view.turnId, taskId, finished: FINAL_STATES.has(view.state) };
+    const kept = await keepPushConfig(push, deps.ids, task, config, ctx.version);
     return encodePushConfig(taskId, kept, ctx.version);
   }
 

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { records } from '../store/index.ts';
 import { createOutboxStore, createWebhookService, type PushAnnouncer } from '../webhooks/index.ts';
+import type { DeliveryMetrics } from '../webhooks/targets.ts';
 
 type WebhookDeps = Parameters<typeof createWebhookService>[0];
 
@@ -21,13 +22,18 @@ export function announcementsOf(
     addSecret: (secret: string) => void;
     /** A2A push's target (made after this). */
     push: () => PushAnnouncer | undefined;
+    metrics?: DeliveryMetrics;
   },
 ) {
   const log = deps.log.child({ component: 'webhooks' });
-  const outbox = createOutboxStore(config.storage, deps.records, log);
+  const { metrics } = deps;
+  const outbox = createOutboxStore(config.storage, deps.records, log, {
+    limits: config.server.limits.deliveries,
+    ...(metrics && { onRefused: (d) => metrics.refused.inc({ kind: d.kind ?? 'webhook' }) }),
+  });
   const webhooks = createWebhookService({
     ...{ config, bus: deps.bus, outbox, clock: deps.clock, log },
-    ...{ addSecret: deps.addSecret, push: deps.push },
+    ...{ addSecret: deps.addSecret, push: deps.push, ...(metrics && { metrics }) },
   });
   const reactions = createReactions({
     reactions: [webhooks.reaction],

@@ -1,5 +1,6 @@
 /** `server.limits`: rate limits, caps and body sizes (every limit is here, so load tests raise them without code changes). */
 import { z } from 'zod';
+import { deliveriesLimitsSchema } from './deliveries-schema.ts';
 import { optionalPositiveInt, positiveInt } from './numbers.ts';
 
 const windowLimit = (points: number) =>
@@ -90,4 +91,5 @@ export const limitsSchema = z.strictObject({
   maxImportBytes: positiveInt(64 * 1024 * 1024).describe(
     'Largest session import (`POST /api/sessions/import`), in bytes; it is read whole and checked before anything is stored.',
   ),
+  deliveries: deliveriesLimitsSchema.prefault({}),
 });

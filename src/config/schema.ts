@@ -27,6 +27,7 @@ export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
 export { type MemoryConfig } from './memory-schema.ts';
 export { scheduleSchema, scheduleIdSchema, type ScheduleConfig, type ScheduleInput } from './schedules-schema.ts';
 export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
+export { type DeliveriesLimits } from './deliveries-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';
 export {
   DEFAULT_RETRY_SCHEDULE_MS,

@@ -22,6 +22,12 @@ export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 30_000, 120_000, 600_000, 1_800
 /** A Standard Webhooks secret: `whsec_` and the base64 of 24 to 64 random bytes. */
 const SECRET = /^whsec_(?:[A-Za-z0-9+/]{4}){8,22}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/** Whether a URL carries no user name or password (`https://user:pass@host/`: refused, it would be listed). */
+const withoutCredentials = (url: string): boolean => {
+  const parsed = URL.parse(url);
+  return parsed === null || (parsed.username === '' && parsed.password === '');
+};
+
 export const webhookIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, `_`, `.` or `-`');
@@ -32,8 +38,12 @@ export const webhookSchema = z.strictObject({
     .describe('Its id in `/api/webhooks/{id}` and in its deliveries. Default: `webhook-<n>` by its place in the list.'),
   url: z
     .url({ protocol: /^https?$/ })
+    .refine(
+      withoutCredentials,
+      'must not carry credentials (`user:pass@`): deliveries are signed with `secret`, and a URL is listed by the API',
+    )
     .describe(
-      'Where deliveries are POSTed: `http:` or `https:`, never a link-local or cloud-metadata address (the URL policy of runtime tool servers, `server.mcp`).',
+      'Where deliveries are POSTed: `http:` or `https:`, without `user:pass@`, never a link-local or cloud-metadata address (the URL policy of runtime tool servers, `server.mcp`).',
     ),
   events: z
     .array(z.enum(WEBHOOK_EVENTS))

@@ -68,6 +68,15 @@ export function defineMetrics(registry: Registry) {
     scheduleSkips: counter('agentd_schedule_skips_total', "Schedule ticks skipped while the previous run's turn ran"),
     scheduleFailures: counter('agentd_schedule_failures_total', 'Schedule fires whose message or turn failed'),
     scheduleLag: histogram('agentd_schedule_lag_seconds', 'From a tick to its message sent', SECONDS),
+    deliveriesRefused: counter(
+      'agentd_deliveries_refused_total',
+      'Deliveries not queued (kept as failed) because their webhook or principal was at its cap of pending ones, by kind (webhook, a2a-push)',
+      ['kind'],
+    ),
+    deliveryCircuitsOpened: counter(
+      'agentd_delivery_circuits_opened_total',
+      "Times a delivery receiver's circuit opened (failed attempts in a row, or a failed probe)",
+    ),
   };
 }
 

@@ -26,6 +26,8 @@ export function createMetrics() {
     append: (seconds: number) => m.appendSeconds.observe(seconds),
     /** The scheduler's (src/schedules/schedule-metrics.ts). */
     schedules: { fires: m.scheduleFires, skips: m.scheduleSkips, failures: m.scheduleFailures, lag: m.scheduleLag },
+    /** The outbox's and its dispatcher's (src/webhooks/targets.ts). */
+    deliveries: { refused: m.deliveriesRefused, circuitsOpened: m.deliveryCircuitsOpened },
     modelRequest: (
       ok: boolean,
       retries: number,

@@ -6,7 +6,9 @@
  * answer, or a URL the policy refuses, fails for good. The answer's body is not read.
  * A client per target (its origin, the addresses it resolved to, its proxy) is kept between attempts, so deliveries
  * to one receiver reuse its connections (keep-alive); the addresses are resolved and checked at every attempt, and a
- * change makes a new client. `close()` ends every kept client.
+ * change makes a new client. Past KEPT_CLIENTS the least recently used idle client is closed: never one with an
+ * attempt in flight (many receivers at once, some that never answer, must not cut a healthy one's attempt).
+ * `signal` (the dispatcher's stop) ends an attempt early. `close()` ends every kept client.
  */
 import { AppError } from '../errors/index.ts';
 import { proxyFor, type ProxySetting } from '../egress/proxy.ts';
@@ -30,19 +32,26 @@ const RETRIED = (status: number) => status === 408 || status === 429 || status >
 /** Clients kept at most (the least recently used one is closed first). */
 const KEPT_CLIENTS = 16;
 
+type Kept = ReturnType<typeof pinnedRequest> & { inFlight: number };
+
 export function createAttempts() {
-  const clients = new Map<string, ReturnType<typeof pinnedRequest>>();
+  const clients = new Map<string, Kept>();
+  /** Closes the least recently used idle clients past KEPT_CLIENTS. */
+  const trim = () => {
+    for (const [old, kept] of clients) {
+      if (clients.size <= KEPT_CLIENTS) break;
+      if (kept.inFlight > 0) continue;
+      clients.delete(old);
+      void kept.close().catch(() => undefined);
+    }
+  };
   const clientFor = (url: string, addresses: Awaited<ReturnType<typeof resolveAllowed>>, proxy: URL | undefined) => {
     const key = `${new URL(url).origin}|${addresses.map((a) => a.address).join(',')}|${proxy?.href ?? ''}`;
     let client = clients.get(key);
     if (client) clients.delete(key);
-    else client = pinnedRequest(addresses, proxy);
+    else client = { ...pinnedRequest(addresses, proxy), inFlight: 0 };
     clients.set(key, client);
-    for (const [old, kept] of clients) {
-      if (clients.size <= KEPT_CLIENTS) break;
-      clients.delete(old);
-      void kept.close().catch(() => undefined);
-    }
+    trim();
     return client;
   };
 
@@ -51,6 +60,7 @@ export function createAttempts() {
     timeoutMs: number,
     policy: UrlPolicy,
     proxy: ProxySetting,
+    signal?: AbortSignal,
   ): Promise<AttemptOutcome> {
     let addresses;
     try {
@@ -60,14 +70,18 @@ export function createAttempts() {
       return { delivered: false, retry: false, error: `refused by the URL policy: ${reason}` };
     }
     const client = clientFor(request.url, addresses, proxyFor(request.url, proxy));
+    const timeout = AbortSignal.timeout(timeoutMs);
+    client.inFlight++;
     try {
-      const res = await client.request({ ...request, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await client.request({ ...request, signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
       if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status };
       return { delivered: false, retry: RETRIED(res.status), statusCode: res.status, error: `HTTP ${res.status}` };
     } catch (err) {
-      const name = (err as Error).name;
-      const error = name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkError(err);
+      const error = timeout.aborted ? `no answer within ${timeoutMs} ms` : networkError(err);
       return { delivered: false, retry: true, error };
+    } finally {
+      client.inFlight--;
+      trim();
     }
   }
 
@@ -79,6 +93,7 @@ export function createAttempts() {
       delivery: { id: string; body: string },
       at: number,
       policy: UrlPolicy,
+      signal?: AbortSignal,
     ): Promise<AttemptOutcome> {
       const headers = {
         ...signedHeaders(hook.secret, delivery.id, at, delivery.body),
@@ -89,6 +104,7 @@ export function createAttempts() {
         hook.timeoutMs,
         policy,
         hook.proxy,
+        signal,
       );
     },
     /** Ends every kept client's connections. */

@@ -8,13 +8,30 @@ import type { Delivery, StoredWebhook } from './outbox-store.ts';
 export type Source = 'config' | 'api';
 type Held = { hook: StoredWebhook; source: Source };
 
+/** A URL as listed: a password (in a URL kept before they were refused) never shown. */
+const shownUrl = (url: string): string => {
+  const parsed = URL.parse(url);
+  if (!parsed?.password) return url;
+  parsed.password = '***';
+  return parsed.href;
+};
+
 export const webhookRecordOf = ({ hook, source }: Held): WebhookRecord => {
   const { secret: _secret, proxy: _proxy, ...shown } = hook;
-  return { ...shown, source };
+  return { ...shown, url: shownUrl(hook.url), source };
 };
 
 const deliveryRecordOf = (d: Delivery): DeliveryRecord => {
-  const { body: _body, kind: _kind, createdAt, nextAttemptAt, deliveredAt, ...rest } = d;
+  const {
+    body: _body,
+    kind: _kind,
+    target: _target,
+    holder: _holder,
+    createdAt,
+    nextAttemptAt,
+    deliveredAt,
+    ...rest
+  } = d;
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     ...rest,

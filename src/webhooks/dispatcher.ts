@@ -1,11 +1,21 @@
 /**
- * Sends the outbox's due deliveries. Each one is claimed first (a lease for its attempt: on Redis one instance sends
- * a given attempt), read again under the claim (another instance may have sent it meanwhile), attempted, and its
- * next state put before the claim is released: delivered, pending again after the next wait of its webhook's retry
- * schedule, or failed once the schedule is spent or the answer is final (`nextState`, pure).
+ * Sends the outbox's due deliveries, each receiver apart (targets.ts: its own in-flight limit and circuit). Each
+ * attempt is claimed first (a lease: on Redis one instance sends a given attempt), read again under the claim (another
+ * instance may have sent it meanwhile), attempted, and its next state put before the claim is released: delivered,
+ * pending again after the next wait of its retry schedule, or failed once the schedule is spent or the answer is final
+ * (`nextState`, pure).
  * Contracts:
- * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry
- *   put here falls due. Nothing runs after `stop()` resolved.
+ * - A look pages through the due deliveries (earliest first, at most SCAN_MAX) and starts an attempt for each whose
+ *   receiver has a free slot; it never waits for an attempt. One whose receiver is full stays due and is attempted
+ *   once a slot frees: each attempt that ends wakes the dispatcher. So a receiver that never answers holds its own
+ *   slots only, and the looks page past its deliveries to everyone else's.
+ * - While a receiver's circuit is open, each of its due deliveries is moved (under its claim, attempts unchanged) to
+ *   the circuit's next probe: out of the due window, so a hundred dead receivers' deliveries do not fill the pages.
+ *   One whose retry schedule would have given it up by then (its creation plus the schedule's waits) fails instead,
+ *   `lastError` naming the open circuit.
+ * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry or a
+ *   probe put here falls due. `stop()` ends the attempts in flight (their outcome is not put: the delivery stays
+ *   pending and is sent again, with the same id) and resolves once nothing runs.
  * - It polls only once there is something to look for: `start(true)` (webhooks exist, or another instance may add
  *   deliveries), `poll()`, the first `wake()`, or a pending delivery found at start; until then no timer runs.
  * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
@@ -16,43 +26,24 @@
  *   deleted) the delivery fails with `lastError: "push config removed"`.
  */
 import type { Clock } from '../clock.ts';
+import type { DeliveriesLimits } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { UrlPolicy } from '../egress/url-policy.ts';
-import { createAttempts, type AttemptOutcome, type AttemptRequest } from './attempt.ts';
-import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
+import type { PushTarget } from './delivery-state.ts';
+import type { Delivery, DueCursor, OutboxStore, StoredWebhook } from './outbox-store.ts';
+import { createSender, type To } from './sender.ts';
+import { createTargets, type AttemptResult, type DeliveryMetrics } from './targets.ts';
 
-/** Deliveries attempted per look at most. */
-const BATCH = 16;
-/** What a claim adds to the attempt's timeout. */
-const CLAIM_MARGIN_MS = 5_000;
+export { nextState, type PushAnnouncer, type PushTarget } from './delivery-state.ts';
 
-/** A delivery after an attempt at `now` with `outcome`. */
-export function nextState(d: Delivery, outcome: AttemptOutcome, schedule: readonly number[], now: number): Delivery {
-  const attempts = d.attempts + 1;
-  const { lastError: _lastError, lastStatusCode: _lastStatusCode, ...rest } = d;
-  const code = outcome.statusCode === undefined ? {} : { lastStatusCode: outcome.statusCode };
-  if (outcome.delivered) return { ...rest, ...code, attempts, status: 'delivered', deliveredAt: now };
-  const wait = outcome.retry ? schedule[attempts - 1] : undefined;
-  const failed = { ...rest, ...code, attempts, lastError: outcome.error };
-  return wait === undefined ? { ...failed, status: 'failed' } : { ...failed, nextAttemptAt: now + wait };
-}
+/** Due deliveries read per page, and per look at most. */
+const PAGE = 200;
+const SCAN_MAX = 5_000;
 
-/** Deliveries of another kind than webhooks', sent by the dispatcher (A2A push notifications). */
-export interface PushTarget {
-  owns(d: Delivery): boolean;
-  retryScheduleMs: readonly number[];
-  timeoutMs: number;
-  /** The attempt's request at `at`, or undefined when what it was for is gone. */
-  request(d: Delivery, at: number): Promise<AttemptRequest | undefined>;
-}
-
-/** The push target as the webhook service also asks it: the notifications of each stored fact. */
-export interface PushAnnouncer extends PushTarget {
-  /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true when one was added. */
-  announce(name: string, payload: unknown, ts: number): Promise<boolean>;
-}
-
-const gone = (error: string): AttemptOutcome => ({ delivered: false, retry: false, error });
+const DEFAULT_LIMITS: Pick<DeliveriesLimits, 'inFlightPerTarget' | 'circuit'> = {
+  inFlightPerTarget: 4,
+  circuit: { failures: 5, probeAfterMs: 30_000, maxProbeAfterMs: 600_000 },
+};
 
 export interface DispatcherDeps {
   outbox: OutboxStore;
@@ -65,16 +56,38 @@ export interface DispatcherDeps {
   clock: Clock;
   log: Logger;
   pollMs?: number;
+  /** Per receiver: attempts in flight and the circuit (default: `server.limits.deliveries`' defaults). */
+  limits?: Pick<DeliveriesLimits, 'inFlightPerTarget' | 'circuit'>;
+  metrics?: Pick<DeliveryMetrics, 'circuitsOpened'>;
+}
+
+/** What the receivers' circuits tell: logged, counted, and the probe's time woken at. */
+function circuitsTold(deps: DispatcherDeps, later: (ms: number) => void): Parameters<typeof createTargets>[1] {
+  const { log, clock } = deps;
+  return {
+    opened(target, r) {
+      deps.metrics?.circuitsOpened.inc();
+      log.warn(
+        { target, failures: r.failures, probeAt: new Date(r.until).toISOString(), error: r.lastError },
+        "delivery receiver's circuit opened: its deliveries wait for the probe",
+      );
+      later(Math.max(0, r.until - clock.now()));
+    },
+    closed: (target) => log.info({ target }, "delivery receiver's circuit closed: it answered the probe"),
+  };
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
   const { outbox, clock, log } = deps;
   const pollMs = deps.pollMs ?? 1_000;
-  /** The attempts' HTTP clients, kept between attempts (keep-alive to each receiver). */
-  const attempts = createAttempts();
   let stopped = true;
+  /** Aborted by `stop()`: ends the attempts in flight. */
+  let stopping = new AbortController();
   let looking: Promise<void> | undefined;
   let again = false;
+  /** Deliveries being attempted or moved here, and their promises. */
+  const busy = new Set<string>();
+  const running = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number) => {
     const t = setTimeout(() => {
@@ -84,57 +97,62 @@ export function createDispatcher(deps: DispatcherDeps) {
     t.unref();
     timers.add(t);
   };
+  const targets = createTargets(deps.limits ?? DEFAULT_LIMITS, circuitsTold(deps, later));
 
-  /** Where `d` goes: the push target, or its webhook (undefined when removed). */
-  function targetOf(d: Delivery) {
-    const push = deps.push?.();
-    if (push?.owns(d)) return { push, timeoutMs: push.timeoutMs, schedule: push.retryScheduleMs };
-    const hook = deps.webhook(d.webhookId);
-    return { hook, timeoutMs: hook?.timeoutMs ?? 0, schedule: hook?.retryScheduleMs ?? [] };
-  }
+  const sender = createSender({
+    ...{ outbox, webhook: deps.webhook, policy: deps.policy, clock, log },
+    ...(deps.push && { push: deps.push }),
+    signal: () => stopping.signal,
+    retryAt: (at: number) => later(Math.max(0, at - clock.now())),
+  });
 
-  async function attempt(d: Delivery, to: ReturnType<typeof targetOf>, now: number): Promise<AttemptOutcome> {
-    if (to.push) {
-      const request = await to.push.request(d, now);
-      return request
-        ? attempts.attemptRequest(request, to.timeoutMs, deps.policy, undefined)
-        : gone('push config removed');
-    }
-    return to.hook ? attempts.attemptDelivery(to.hook, d, now, deps.policy) : gone('webhook removed');
-  }
-
-  async function send(d: Delivery): Promise<void> {
-    const to = targetOf(d);
-    const lease = await outbox.claim(d.id, to.timeoutMs + CLAIM_MARGIN_MS);
-    if (!lease) return;
+  /** One attempt of `d`, its receiver told how it went (`probe`: as its verdict said; undefined: none was asked). */
+  async function send(d: Delivery, to: To, probe: boolean | undefined): Promise<void> {
+    let said: { result: AttemptResult; error?: string | undefined } = { result: 'neutral' };
     try {
-      const now = clock.now();
-      const fresh = await outbox.get(d.id);
-      if (!fresh || fresh.status !== 'pending' || fresh.nextAttemptAt > now) return;
-      const next = nextState(fresh, await attempt(fresh, to, now), to.schedule, clock.now());
-      const fields = { deliveryId: d.id, webhookId: d.webhookId, type: d.type, attempts: next.attempts };
-      if (!(await outbox.put(next, lease)))
-        return log.warn(fields, 'webhook delivery claimed by another instance meanwhile: this outcome is dropped');
-      if (next.status === 'delivered') log.info(fields, 'webhook delivered');
-      else if (next.status === 'failed') log.warn({ ...fields, error: next.lastError }, 'webhook delivery given up');
-      else {
-        log.info({ ...fields, error: next.lastError, nextAttemptAt: next.nextAttemptAt }, 'webhook delivery retried');
-        later(Math.max(0, next.nextAttemptAt - clock.now()));
-      }
+      said = await sender.send(d, to);
     } finally {
-      await lease.release().catch(() => undefined);
+      if (probe !== undefined) targets.settle(to.key, probe, said.result, clock.now(), said.error);
     }
+  }
+
+  /** Tracks `work` on `id`; `wakes`: an attempt, whose end frees a slot of its receiver. */
+  function run(id: string, work: Promise<void>, wakes: boolean): void {
+    busy.add(id);
+    const tracked = work
+      .catch((err: unknown) => log.error({ err, deliveryId: id }, 'webhook send failed'))
+      .finally(() => {
+        busy.delete(id);
+        running.delete(tracked);
+        if (wakes) wake();
+      });
+    running.add(tracked);
+  }
+
+  function consider(d: Delivery, now: number): void {
+    if (busy.has(d.id)) return;
+    const to = sender.targetOf(d);
+    if (!to.push && !to.hook) return run(d.id, send(d, to, undefined), false); // fails without asking anyone
+    const verdict = targets.admit(to.key, now, to.timeoutMs);
+    if (verdict.kind === 'send') run(d.id, send(d, to, verdict.probe), true);
+    else if (verdict.kind === 'defer') run(d.id, sender.defer(d, to, verdict), false);
   }
 
   async function look(): Promise<void> {
     do {
       again = false;
       await deps.refresh?.();
-      const due = await outbox.due(clock.now(), BATCH);
-      await Promise.all(
-        due.map((d) => send(d).catch((err: unknown) => log.error({ err, deliveryId: d.id }, 'webhook send failed'))),
-      );
-      again ||= due.length === BATCH;
+      const now = clock.now();
+      let after: DueCursor | undefined;
+      for (let scanned = 0; scanned < SCAN_MAX && !stopped;) {
+        const page = await outbox.due(now, PAGE, after);
+        for (const d of page) consider(d, now);
+        scanned += page.length;
+        const last = page.at(-1);
+        if (!last || page.length < PAGE) break;
+        after = { nextAttemptAt: last.nextAttemptAt, id: last.id };
+      }
+      targets.sweep(now);
     } while (again && !stopped);
   }
 
@@ -164,6 +182,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     /** `busy`: poll from the start. */
     start(busy: boolean): void {
       stopped = false;
+      if (stopping.signal.aborted) stopping = new AbortController();
       if (busy) poll();
       wake();
       // A delivery left pending by an earlier run (retried later) needs the poll.
@@ -174,12 +193,16 @@ export function createDispatcher(deps: DispatcherDeps) {
     },
     async stop(): Promise<void> {
       stopped = true;
+      stopping.abort();
       clearInterval(poller);
       poller = undefined;
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await looking;
-      await attempts.close();
+      while (running.size > 0) await Promise.all([...running]);
+      await sender.close();
     },
+    /** A receiver's state in this process (tests). */
+    target: (key: string) => targets.state(key),
   };
 }

@@ -9,13 +9,13 @@ import { mkdir, open as openFile, rename, type FileHandle } from 'node:fs/promis
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { replayRecords } from '../store/jsonl-records.ts';
-import { createOutboxState, outboxOverState, type OutboxLine, type OutboxStore } from './outbox-store.ts';
+import { createOutboxState, outboxOverState, type EarlierOutbox, type OutboxLine } from './outbox-store.ts';
 
 export const OUTBOX_FILE = '.agentd-outbox.jsonl';
 /** How long delivered and failed deliveries stay listed (`GET /api/webhooks/{id}/deliveries`). */
 const KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
 
-export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinishedMs?: number }): OutboxStore {
+export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinishedMs?: number }): EarlierOutbox {
   const path = join(options.dir, OUTBOX_FILE);
   const keep = options.keepFinishedMs ?? KEEP_FINISHED_MS;
   const state = createOutboxState();

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/index.ts';
 import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
-import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
+import type { Delivery, EarlierOutbox, StoredWebhook } from './outbox-store.ts';
 
 const KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
 
@@ -26,7 +26,7 @@ export function createRedisOutbox(options: {
   keyPrefix: string;
   log: Logger;
   keepFinishedMs?: number;
-}): OutboxStore {
+}): EarlierOutbox {
   const client = createRedisConnection(options.url, 'webhook outbox', options.log);
   const p = `${options.keyPrefix}outbox:`;
   const keys = {

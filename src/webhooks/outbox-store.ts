@@ -28,7 +28,21 @@ export interface Delivery extends Omit<DeliveryRecord, 'createdAt' | 'nextAttemp
   createdAt: number;
   nextAttemptAt: number;
   deliveredAt?: number;
+  /** What every attempt sends; emptied once the delivery finished (the record store's outbox). */
   body: string;
+  /**
+   * Its receiver (`webhook:<id>`, or `push:<principal>` and the config URL's origin): the deliveries of one receiver
+   * share its queue, in-flight limit and circuit (dispatcher.ts). Absent in deliveries kept before receivers came.
+   */
+  target?: string;
+  /** Whose pending deliveries it counts toward (`webhook:<id>`, `push:<principal>`), capped in the record outbox. */
+  holder?: string;
+}
+
+/** Where a page of due deliveries ended: the next page answers those after it in the same order. */
+export interface DueCursor {
+  nextAttemptAt: number;
+  id: string;
 }
 
 /** A claim of a delivery: its lease, and the delivery's version when it was claimed, where the store keeps one. */
@@ -39,7 +53,8 @@ export interface DeliveryLease extends Lease {
 /** A webhook added at runtime (its secret included: the store is as private as the session logs). */
 export type StoredWebhook = WebhookConfig & { id: string };
 
-export interface OutboxStore {
+/** What every engine keeps, the earlier ones (taken over at the first open, outbox-jsonl.ts, outbox-redis.ts) too. */
+export interface EarlierOutbox {
   open(): Promise<void>;
   add(delivery: Delivery): Promise<boolean>;
   put(delivery: Delivery, lease?: DeliveryLease): Promise<boolean>;
@@ -53,6 +68,19 @@ export interface OutboxStore {
   /** False when there was none. */
   deleteWebhook(id: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * The outbox agentd sends from (the record store's, outbox-records.ts), beyond the earlier engines:
+ * - `due(now, limit, after)` pages: the due deliveries after `after` in the same order (earliest due first, ties by
+ *   id), so the dispatcher looks past a page of deliveries whose receivers are busy.
+ * - `pending(holder)`: how many pending deliveries count toward `holder` (one count, never a scan).
+ * - `add` of a delivery whose holder is at its cap keeps it as `failed` (with a `lastError` that says so), never
+ *   pending, and answers true: the fact is recorded, not lost, and not queued.
+ */
+export interface OutboxStore extends EarlierOutbox {
+  due(now: number, limit: number, after?: DueCursor): Promise<Delivery[]>;
+  pending(holder: string): Promise<number>;
 }
 
 /** What the in-memory engine holds (and the JSONL engine replays into). */
@@ -97,7 +125,7 @@ export function outboxOverState(
   state: ReturnType<typeof createOutboxState>,
   write: (line: OutboxLine) => Promise<void>,
   hooks: { open?: () => Promise<void>; close?: () => Promise<void> } = {},
-): OutboxStore {
+): EarlierOutbox {
   const leases = createMemorySecretStore();
   const change = async (line: OutboxLine) => {
     await write(line);
@@ -141,6 +169,6 @@ export function outboxOverState(
 /** A delivery id as a lease key (`[A-Za-z0-9_-]`). */
 export const leaseKey = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 128);
 
-export function createMemoryOutbox(): OutboxStore {
+export function createMemoryOutbox(): EarlierOutbox {
   return outboxOverState(createOutboxState(), () => Promise.resolve());
 }

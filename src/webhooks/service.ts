@@ -23,6 +23,7 @@ import type { Logger } from '../log/index.ts';
 import { egressPolicyOf } from '../egress/policy.ts';
 import { checkUrl, type UrlPolicy } from '../egress/url-policy.ts';
 import { createDispatcher, type PushAnnouncer } from './dispatcher.ts';
+import { WEBHOOK_HOLDER, type DeliveryMetrics } from './targets.ts';
 import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './events.ts';
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
@@ -39,6 +40,7 @@ export interface WebhookServiceDeps {
   /** The A2A push notifications' target, whose deliveries share the outbox (read when a fact is heard or sent). */
   push?: () => PushAnnouncer | undefined;
   pollMs?: number;
+  metrics?: Pick<DeliveryMetrics, 'circuitsOpened'>;
 }
 
 const deliveryId = (webhookId: string, eventId: string) =>
@@ -63,6 +65,7 @@ async function keepDeliveries(
     const d: Delivery = {
       ...{ kind: 'webhook', id: deliveryId(hook.id, e.id), webhookId: hook.id, eventId: e.id, type: e.type },
       ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now, body },
+      ...{ target: WEBHOOK_HOLDER(hook.id), holder: WEBHOOK_HOLDER(hook.id) },
     };
     if (await outbox.add(d)) added = true;
   }
@@ -95,6 +98,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   }
   const learn = (hook: StoredWebhook) => {
     deps.addSecret?.(hook.secret);
+    const password = URL.parse(hook.url)?.password; // a URL kept before they were refused
+    if (password) deps.addSecret?.(decodeURIComponent(password));
     hooks.set(hook.id, { hook, source: 'api' });
   };
   /** Keeps the deliveries of a stored fact (webhooks', push's); true when one was added. */
@@ -117,6 +122,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     clock,
     log,
     ...(deps.pollMs !== undefined && { pollMs: deps.pollMs }),
+    limits: deps.config.server.limits.deliveries,
+    ...(deps.metrics && { metrics: deps.metrics }),
   });
 
   async function announce(e: WebhookEvent | undefined): Promise<boolean> {

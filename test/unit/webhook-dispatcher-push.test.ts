@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createDispatcher, type PushTarget } from '../../src/webhooks/dispatcher.ts';
-import { createMemoryOutbox, type Delivery } from '../../src/webhooks/outbox-store.ts';
+import type { Delivery } from '../../src/webhooks/outbox-store.ts';
+import { createRecordOutbox } from '../../src/webhooks/outbox-records.ts';
+import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 import { isPushDelivery } from '../../src/a2a-face/push/index.ts';
 
 let receiver: Server;
@@ -38,7 +40,9 @@ const delivery = (id: string): Delivery => ({
 });
 
 async function dispatched(gone: string[]) {
-  const outbox = createMemoryOutbox();
+  const records = createMemoryRecordStore();
+  await records.open();
+  const outbox = createRecordOutbox({ records, log: deps.log });
   await outbox.open();
   const target: PushTarget = {
     owns: isPushDelivery,

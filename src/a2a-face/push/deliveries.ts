@@ -10,16 +10,29 @@
  *   A task without a config costs no read of the store (one on redis: config-index.ts).
  * - A push delivery says so (`kind: 'a2a-push'`; one kept before kinds came is told by its `webhookId` prefix,
  *   `a2a-push/`, which it keeps for its listing) and carries `push: { sessionKey, turnId, taskId, configId }`.
+ * - A push delivery's receiver is its principal's configs at the config URL's origin, and it counts toward its
+ *   principal's pending notifications (`target`, `holder`: src/webhooks/targets.ts, capped by the outbox).
+ * - Once a task's fact is completed, failed or canceled, its configs no longer count toward its principal's cap of
+ *   configs (`configs.finished`, after the fact's deliveries were kept).
  * - `target.request(d, at)` builds an attempt's request (request.ts), its JWT signed at `at`; `undefined` when the
  *   config was deleted meanwhile (the dispatcher fails the delivery then, as for a removed webhook).
  */
 import { createHash } from 'node:crypto';
-import { encodeTask, taskIdOf, taskView, type A2aPushConfigs, type PushConfig, type TaskState } from '../index.ts';
+import {
+  encodeTask,
+  FINAL_STATES,
+  taskIdOf,
+  taskView,
+  type A2aPushConfigs,
+  type PushConfig,
+  type TaskState,
+} from '../index.ts';
 import type { TurnFollower, TurnStep } from '../../agent/index.ts';
 import type { Clock } from '../../clock.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, type WebhookEventType } from '../../config/schema.ts';
-import { sessionIdOf } from '../../session-id.ts';
+import { sessionIdOf, splitSessionKey } from '../../session-id.ts';
 import type { Delivery, OutboxStore } from '../../webhooks/outbox-store.ts';
+import { PUSH_HOLDER, pushTarget } from '../../webhooks/targets.ts';
 import { buildPushRequest, type OutboundRequest } from './request.ts';
 import type { PushSigner } from '../../auth/notification-signer.ts';
 
@@ -57,7 +70,7 @@ export const notificationBody = (task: object, config: PushConfig): string =>
 
 export interface PushDeliveriesDeps {
   follower: Pick<TurnFollower, 'steps'>;
-  configs: Pick<A2aPushConfigs, 'list'>;
+  configs: Pick<A2aPushConfigs, 'list'> & { finished?(sessionKey: string, turnId: string): Promise<void> };
   outbox: OutboxStore;
   signer: () => Promise<PushSigner>;
   /** The JWT's `iss` (the agent's name). */
@@ -87,6 +100,7 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
     if (!view || !type) return false;
     const eventId = `${sessionKey}#${seq}#${view.state}`;
     const now = clock.now();
+    const owner = splitSessionKey(sessionKey).owner;
     let added = false;
     for (const config of configs) {
       if (config.setAt !== undefined && ts < config.setAt) continue; // a fact before the config: not its news
@@ -96,9 +110,11 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
         ...{ status: 'pending', attempts: 0, createdAt: now, nextAttemptAt: now },
         body: notificationBody(encodeTask(view, config.version), config),
         push: { sessionKey, turnId, taskId: taskIdOf(contextId, turnId), configId: config.id },
+        ...{ target: pushTarget(owner, config.url), holder: PUSH_HOLDER(owner) },
       };
       if (await outbox.add(d)) added = true;
     }
+    if (FINAL_STATES.has(view.state)) await deps.configs.finished?.(sessionKey, turnId);
     if (added) deps.onAdded?.();
     return added;
   }

@@ -36,7 +36,10 @@ export interface A2aPushDeps {
 
 export function createA2aPush(deps: A2aPushDeps) {
   const policy = egressPolicyOf(deps.config);
-  const configs = createPushConfigStore(deps.records, policy, { log: deps.log, now: () => deps.clock.now() });
+  const configs = createPushConfigStore(deps.records, policy, {
+    ...{ log: deps.log, now: () => deps.clock.now() },
+    maxPerPrincipal: deps.config.server.limits.deliveries.pushConfigsPerPrincipal,
+  });
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
   const deliveries = createPushDeliveries({

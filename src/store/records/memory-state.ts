@@ -125,8 +125,11 @@ export function createRecordState(clock: Clock, sizeOf: (held: Held) => number =
       purge();
       return [...records.values()];
     },
-    /** The bytes the live records take (by `sizeOf`): in a compacted JSONL file. */
-    liveBytes: () => liveBytes,
+    /** The bytes the live records take (by `sizeOf`): in a compacted JSONL file. Expired ones are dropped first. */
+    liveBytes(): number {
+      purge();
+      return liveBytes;
+    },
     /** Forgets every record (fences stay: they outlive a reload of the file). */
     clear(): void {
       records.clear();
