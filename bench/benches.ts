@@ -4,6 +4,7 @@ import { agUiBench } from './suites/ag-ui.ts';
 import { apisBench } from './suites/apis.ts';
 import { chunksBench } from './suites/chunks.ts';
 import { compactionBench } from './suites/compaction.ts';
+import { deliveriesBench } from './suites/deliveries.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
 import { listTasksBench } from './suites/list-tasks.ts';
@@ -38,6 +39,7 @@ export const BENCHES: Bench[] = [
   listTasksScaleBench,
   soakBench,
   compactionBench,
+  deliveriesBench,
   scaleBench,
 ];
 
