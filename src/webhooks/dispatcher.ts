@@ -6,9 +6,11 @@
  * (`nextState`, pure).
  * Contracts:
  * - A look pages through the due deliveries (earliest first, at most SCAN_MAX) and starts an attempt for each whose
- *   receiver has a free slot; it never waits for an attempt. One whose receiver is full stays due and is attempted
- *   once a slot frees: each attempt that ends wakes the dispatcher. So a receiver that never answers holds its own
- *   slots only, and the looks page past its deliveries to everyone else's.
+ *   receiver has a free slot; it never waits for an attempt. One whose receiver is full waits in that receiver's queue
+ *   in this process (at most QUEUED_MAX; past it, it stays due for a later look) and goes as the receiver's attempts
+ *   end; one that ends with its receiver's queue empty wakes the dispatcher. So a receiver that never answers holds
+ *   its own slots only, the looks page past its deliveries to everyone else's, and a receiver's backlog drains
+ *   without a look per attempt.
  * - While a receiver's circuit is open, each of its due deliveries is moved (under its claim, attempts unchanged) to
  *   the circuit's next probe: out of the due window, so a hundred dead receivers' deliveries do not fill the pages.
  *   One whose retry schedule would have given it up by then (its creation plus the schedule's waits) fails instead,
@@ -32,13 +34,15 @@ import type { UrlPolicy } from '../egress/url-policy.ts';
 import type { PushTarget } from './delivery-state.ts';
 import type { Delivery, DueCursor, OutboxStore, StoredWebhook } from './outbox-store.ts';
 import { createSender, type To } from './sender.ts';
-import { createTargets, type AttemptResult, type DeliveryMetrics } from './targets.ts';
+import { createQueues, createTargets, type AttemptResult, type DeliveryMetrics, type Verdict } from './targets.ts';
 
 export { nextState, type PushAnnouncer, type PushTarget } from './delivery-state.ts';
 
 /** Due deliveries read per page, and per look at most. */
 const PAGE = 200;
 const SCAN_MAX = 5_000;
+/** Due deliveries held in this process per receiver while it is full (sent as its attempts end, without a look). */
+const QUEUED_MAX = 256;
 
 const DEFAULT_LIMITS: Pick<DeliveriesLimits, 'inFlightPerTarget' | 'circuit'> = {
   inFlightPerTarget: 4,
@@ -59,6 +63,33 @@ export interface DispatcherDeps {
   /** Per receiver: attempts in flight and the circuit (default: `server.limits.deliveries`' defaults). */
   limits?: Pick<DeliveriesLimits, 'inFlightPerTarget' | 'circuit'>;
   metrics?: Pick<DeliveryMetrics, 'circuitsOpened'>;
+}
+
+/** The dispatcher's timers: wakes `later`, and `every` poll (one at most), all unref'd; `clear` ends them. */
+function createTimers(wake: () => void) {
+  const timers = new Set<NodeJS.Timeout>();
+  let poller: NodeJS.Timeout | undefined;
+  return {
+    later(ms: number): void {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        wake();
+      }, ms);
+      t.unref();
+      timers.add(t);
+    },
+    every(ms: number): void {
+      if (poller) return;
+      poller = setInterval(wake, ms);
+      poller.unref();
+    },
+    clear(): void {
+      clearInterval(poller);
+      poller = undefined;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
 }
 
 /** What the receivers' circuits tell: logged, counted, and the probe's time woken at. */
@@ -88,16 +119,10 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Deliveries being attempted or moved here, and their promises. */
   const busy = new Set<string>();
   const running = new Set<Promise<void>>();
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number) => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      wake();
-    }, ms);
-    t.unref();
-    timers.add(t);
-  };
+  const timers = createTimers(() => wake());
+  const later = (ms: number) => timers.later(ms);
   const targets = createTargets(deps.limits ?? DEFAULT_LIMITS, circuitsTold(deps, later));
+  const queues = createQueues(QUEUED_MAX);
 
   const sender = createSender({
     ...{ outbox, webhook: deps.webhook, policy: deps.policy, clock, log },
@@ -117,25 +142,38 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /** Tracks `work` on `id`; `wakes`: an attempt, whose end frees a slot of its receiver. */
-  function run(id: string, work: Promise<void>, wakes: boolean): void {
+  function run(id: string, work: Promise<void>, then?: () => void): void {
     busy.add(id);
     const tracked = work
       .catch((err: unknown) => log.error({ err, deliveryId: id }, 'webhook send failed'))
       .finally(() => {
         busy.delete(id);
         running.delete(tracked);
-        if (wakes) wake();
+        then?.();
       });
     running.add(tracked);
   }
 
-  function consider(d: Delivery, now: number): void {
-    if (busy.has(d.id)) return;
+  /** Sends, moves or queues `d` as its receiver allows: what it did (`skip`: it was taken already). */
+  function consider(d: Delivery, now: number): Verdict['kind'] | 'skip' {
+    if (busy.has(d.id)) return 'skip';
     const to = sender.targetOf(d);
-    if (!to.push && !to.hook) return run(d.id, send(d, to, undefined), false); // fails without asking anyone
+    if (!to.push && !to.hook) return (run(d.id, send(d, to, undefined)), 'send'); // fails without asking anyone
     const verdict = targets.admit(to.key, now, to.timeoutMs);
-    if (verdict.kind === 'send') run(d.id, send(d, to, verdict.probe), true);
-    else if (verdict.kind === 'defer') run(d.id, sender.defer(d, to, verdict), false);
+    if (verdict.kind === 'send') run(d.id, send(d, to, verdict.probe), () => freed(to.key));
+    else if (verdict.kind === 'defer') run(d.id, sender.defer(d, to, verdict));
+    else if (queues.push(to.key, d)) busy.add(d.id);
+    return verdict.kind;
+  }
+
+  /** A slot of receiver `key` freed: its next queued delivery goes (those its circuit holds are moved), else a look. */
+  function freed(key: string): void {
+    for (let d = queues.shift(key); !stopped; d = queues.shift(key)) {
+      if (!d) return wake();
+      busy.delete(d.id);
+      const did = consider(d, clock.now());
+      if (did === 'send' || did === 'wait') return;
+    }
   }
 
   async function look(): Promise<void> {
@@ -167,11 +205,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       .finally(() => (looking = undefined));
   }
 
-  let poller: NodeJS.Timeout | undefined;
   function poll(): void {
-    if (stopped || poller) return;
-    poller = setInterval(wake, pollMs);
-    poller.unref();
+    if (!stopped) timers.every(pollMs);
   }
   return {
     wake(): void {
@@ -194,10 +229,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop(): Promise<void> {
       stopped = true;
       stopping.abort();
-      clearInterval(poller);
-      poller = undefined;
-      for (const t of timers) clearTimeout(t);
       timers.clear();
+      queues.clear();
       await looking;
       while (running.size > 0) await Promise.all([...running]);
       await sender.close();

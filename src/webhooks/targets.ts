@@ -13,8 +13,11 @@
  *   for twice as long (at most `maxProbeAfterMs`); `neutral` (nothing was asked of the receiver) changes nothing.
  * - A receiver with nothing in flight, no failure and a closed circuit is forgotten; `sweep` forgets any left idle for
  *   an hour. Circuits are this process's: instances learn a receiver's state each on its own.
+ * - `createQueues`: the due deliveries a look found while their receiver was full, up to `max` per receiver and
+ *   without their body (each is read again before it is sent), taken in order as the receiver's attempts end.
  */
 import type { DeliveriesLimits } from '../config/schema.ts';
+import type { Delivery } from './outbox-store.ts';
 
 /** A webhook's receiver, and the holder its pending deliveries count toward. */
 export const WEBHOOK_HOLDER = (webhookId: string): string => `webhook:${webhookId}`;
@@ -128,3 +131,25 @@ export function createTargets(
   };
 }
 export type Targets = ReturnType<typeof createTargets>;
+
+/** Due deliveries waiting in this process for a slot of their receiver, by receiver (first found, first taken). */
+export function createQueues(max: number) {
+  const queues = new Map<string, Delivery[]>();
+  return {
+    /** Queues `d` for `key`; false (nothing queued) when that receiver's queue is full. */
+    push(key: string, d: Delivery): boolean {
+      let queue = queues.get(key);
+      if (!queue) queues.set(key, (queue = []));
+      if (queue.length >= max) return false;
+      queue.push({ ...d, body: '' });
+      return true;
+    },
+    shift(key: string): Delivery | undefined {
+      const queue = queues.get(key);
+      const d = queue?.shift();
+      if (queue?.length === 0) queues.delete(key);
+      return d;
+    },
+    clear: () => queues.clear(),
+  };
+}

@@ -2,7 +2,8 @@
  * The dispatcher keeps receivers apart (src/webhooks/dispatcher.ts, targets.ts): a receiver that never answers holds
  * only its own in-flight slots while a healthy one's deliveries go out; a receiver failing in a row opens its circuit,
  * its due deliveries are moved to the probe (attempts unchanged), one probe closes it; a delivery whose retry schedule
- * is spent while its circuit is open fails. Real HTTP receivers on 127.0.0.1; the dispatcher's clock set by the test.
+ * is spent while its circuit is open fails; a receiver's backlog drains from its queue without a look per attempt.
+ * Real HTTP receivers on 127.0.0.1; the dispatcher's clock set by the test.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,12 +53,15 @@ async function dispatching(hooks: StoredWebhook[], clock: { now(): number }) {
   const records = createMemoryRecordStore({ clock, log });
   await records.open();
   const outbox = createRecordOutbox({ records, log });
+  let looks = 0;
+  const due = outbox.due.bind(outbox);
+  outbox.due = (...args) => ((looks += args[2] === undefined ? 1 : 0), due(...args));
   const dispatcher = createDispatcher({
     ...{ outbox, policy, clock, log, pollMs: 60_000 },
     webhook: (id) => hooks.find((h) => h.id === id),
     limits: { inFlightPerTarget: 2, circuit: { failures: 3, probeAfterMs: 30_000, maxProbeAfterMs: 120_000 } },
   });
-  return { outbox, dispatcher };
+  return { outbox, dispatcher, looks: () => looks };
 }
 
 describe('receivers kept apart', () => {
@@ -90,6 +94,18 @@ describe('receivers kept apart', () => {
     // Stopping ends the attempts in flight without putting an outcome: the deliveries stay pending as they were.
     await dispatcher.stop();
     expect(await outbox.get('dead-0')).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it("drains one receiver's backlog from its queue as its attempts end, not with a look per attempt", async () => {
+    const now = Date.now();
+    const { outbox, dispatcher, looks } = await dispatching([hook('ok', healthy.url)], { now: () => Date.now() });
+    for (let i = 0; i < 300; i++) await outbox.add(delivery(`b-${i}`, 'ok', now + i));
+    dispatcher.start(true);
+    const pending = () => outbox.pending('webhook:ok');
+    await expect.poll(pending, PATIENT).toBe(0);
+    // 300 deliveries, 2 in flight at a time: a look per attempt would be 150 looks; the queue takes 256 per look.
+    expect(looks()).toBeLessThan(20);
+    await dispatcher.stop();
   });
 
   it('opens the circuit after failures in a row, moves due deliveries to the probe, and one probe closes it', async () => {
