@@ -7,8 +7,12 @@ import { createReactions } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { records } from '../store/index.ts';
-import { createOutboxStore, createWebhookService, type PushAnnouncer } from '../webhooks/index.ts';
-import type { DeliveryMetrics } from '../webhooks/targets.ts';
+import {
+  createOutboxStore,
+  createWebhookService,
+  type DeliveryMetrics,
+  type PushAnnouncer,
+} from '../webhooks/index.ts';
 
 type WebhookDeps = Parameters<typeof createWebhookService>[0];
 
