@@ -233,6 +233,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       queues.clear();
       await looking;
       while (running.size > 0) await Promise.all([...running]);
+      busy.clear(); // the queued ones: a later start finds them due again
       await sender.close();
     },
     /** A receiver's state in this process (tests). */
