@@ -17,7 +17,7 @@ const circuitSchema = z
     maxProbeAfterMs: positiveInt(600_000).describe('The longest wait between two probes, in ms.'),
   })
   .describe(
-    'The circuit each receiver has. A probe that gets an answer (anything but 408, 429 or 5xx) closes it. A delivery still waiting when its retry schedule would have given it up fails (`lastError` says the circuit was open).',
+    "The circuit each receiver has. A probe that gets an answer (anything but 408, 429 or 5xx) closes it. A delivery the circuit would hold past its creation plus its retry schedule's waits plus `maxProbeAfterMs` fails (`lastError` says the circuit was open).",
   );
 
 export const deliveriesLimitsSchema = z

@@ -13,7 +13,7 @@
  *   without a look per attempt.
  * - While a receiver's circuit is open, each of its due deliveries is moved (under its claim, attempts unchanged) to
  *   the circuit's next probe: out of the due window, so a hundred dead receivers' deliveries do not fill the pages.
- *   One whose retry schedule would have given it up by then (its creation plus the schedule's waits) fails instead,
+ *   One it would hold past its creation plus its retry schedule's waits plus `circuit.maxProbeAfterMs` fails instead,
  *   `lastError` naming the open circuit.
  * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry or a
  *   probe put here falls due. `stop()` ends the attempts in flight (their outcome is not put: the delivery stays
@@ -121,7 +121,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   const running = new Set<Promise<void>>();
   const timers = createTimers(() => wake());
   const later = (ms: number) => timers.later(ms);
-  const targets = createTargets(deps.limits ?? DEFAULT_LIMITS, circuitsTold(deps, later));
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  const targets = createTargets(limits, circuitsTold(deps, later));
   const queues = createQueues(QUEUED_MAX);
 
   const sender = createSender({
@@ -129,6 +130,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     ...(deps.push && { push: deps.push }),
     signal: () => stopping.signal,
     retryAt: (at: number) => later(Math.max(0, at - clock.now())),
+    graceMs: limits.circuit.maxProbeAfterMs,
   });
 
   /** One attempt of `d`, its receiver told how it went (`probe`: as its verdict said; undefined: none was asked). */

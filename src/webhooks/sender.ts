@@ -1,7 +1,7 @@
 /**
  * The dispatcher's work on one delivery (dispatcher.ts says when): where it goes (`targetOf`), one attempt under its
  * claim with its next state put under that claim (`send`), or, while its receiver's circuit is open, moving it to the
- * probe or failing it once its retry schedule is spent by then (`defer`). Both read the delivery again under the claim
+ * probe, unattempted, or failing it once the probe is past its retry schedule's span and a grace (`defer`). Both read the delivery again under the claim
  * and do nothing when it is no longer pending and due (another instance took it meanwhile).
  * - `send` answers what the attempt said of the receiver (targets.ts' `AttemptResult`); an attempt ended by `signal`
  *   (the dispatcher stopping) puts nothing: the delivery stays as it was, and is sent again later with the same id.
@@ -38,6 +38,8 @@ export interface SenderDeps {
   signal: () => AbortSignal;
   /** Told when a delivery put back pending falls due again. */
   retryAt: (at: number) => void;
+  /** How long past its retry schedule's span a circuit may hold a delivery before it fails (`maxProbeAfterMs`). */
+  graceMs: number;
 }
 
 export function createSender(deps: SenderDeps) {
@@ -107,10 +109,13 @@ export function createSender(deps: SenderDeps) {
     return said;
   }
 
-  /** Moves `d` to `until` (its receiver's circuit is open), or fails it when its retry schedule is spent by then. */
+  /**
+   * Moves `d` to `until` (its receiver's circuit is open), or fails it when that is past its retry schedule's span
+   * (from its creation) and `graceMs`: a dead receiver's deliveries do not wait for ever.
+   */
   async function defer(d: Delivery, to: To, v: Extract<Verdict, { kind: 'defer' }>): Promise<void> {
     await underClaim(d, CLAIM_MARGIN_MS, async (fresh, lease) => {
-      const giveUpAt = fresh.createdAt + to.schedule.reduce((sum, wait) => sum + wait, 0);
+      const giveUpAt = fresh.createdAt + to.schedule.reduce((sum, wait) => sum + wait, 0) + deps.graceMs;
       if (v.until <= giveUpAt) {
         await outbox.put({ ...fresh, nextAttemptAt: v.until }, lease);
         return;

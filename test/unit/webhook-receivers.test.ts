@@ -2,7 +2,8 @@
  * The dispatcher keeps receivers apart (src/webhooks/dispatcher.ts, targets.ts): a receiver that never answers holds
  * only its own in-flight slots while a healthy one's deliveries go out; a receiver failing in a row opens its circuit,
  * its due deliveries are moved to the probe (attempts unchanged), one probe closes it; a delivery whose retry schedule
- * is spent while its circuit is open fails; a receiver's backlog drains from its queue without a look per attempt.
+ * and a grace are spent while its circuit is open fails; a receiver's backlog drains from its queue without a look
+ * per attempt.
  * Real HTTP receivers on 127.0.0.1; the dispatcher's clock set by the test.
  */
 import { createServer, type Server } from 'node:http';
@@ -143,9 +144,9 @@ describe('receivers kept apart', () => {
     await dispatcher.stop();
   });
 
-  it('fails a delivery, unattempted, whose retry schedule is spent while its circuit stays open', async () => {
+  it('fails a delivery, unattempted, that the circuit would hold past its retry schedule and the grace', async () => {
     const broken = await receiver(() => 500);
-    let now = 5_000_000;
+    const now = 5_000_000;
     const { outbox, dispatcher } = await dispatching([hook('short', broken.url, { retryScheduleMs: [1_000] })], {
       now: () => now,
     });
@@ -153,14 +154,16 @@ describe('receivers kept apart', () => {
     for (let i = 0; i < 3; i++) await outbox.add(delivery(`s-${i}`, 'short', now));
     dispatcher.wake();
     await expect.poll(() => dispatcher.target('webhook:short')?.open, PATIENT).toBe(true);
-    now += 500;
-    await outbox.add(delivery('late', 'short', now));
+    // Made 200 s ago, due now: its schedule (1 s) and the grace (maxProbeAfterMs, 120 s) are spent by the probe.
+    await outbox.add({ ...delivery('late', 'short', now - 200_000), nextAttemptAt: now });
+    await outbox.add(delivery('young', 'short', now));
     dispatcher.wake();
     await expect.poll(async () => (await outbox.get('late'))?.status, PATIENT).toBe('failed');
     expect(await outbox.get('late')).toMatchObject({
       attempts: 0,
       lastError: expect.stringMatching(/^receiver unavailable: its circuit is open after 3 failed attempts.*HTTP 500/),
     });
+    expect(await outbox.get('young')).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: now + 30_000 });
     expect(broken.got).toHaveLength(3);
     await dispatcher.stop();
   });
