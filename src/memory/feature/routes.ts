@@ -102,6 +102,8 @@ function ownerOf(principal: Principal, named: string | undefined): string {
   return owner ?? own;
 }
 
+const notFound = (id: string | undefined) => new AppError('MEMORY_ITEM_NOT_FOUND', `No memory item "${id}"`, { id });
+
 const idParams = (params: Record<string, string>) => ({
   id: parseInput(z.string().min(1).max(200), params.id, 'memory item id'),
 });
@@ -153,14 +155,7 @@ export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {
       errors: ['MEMORY_ITEM_NOT_FOUND', ...errors],
       async handler({ query, body, principal }) {
         const owner = ownerOf(principal, query.owner);
-        if (!(await memory().confirm(owner, body.id)))
-          throw new AppError(
-            'MEMORY_ITEM_NOT_FOUND',
-            `Nothing waits to be confirmed: ${body.id ?? 'no pending profile'}`,
-            {
-              ...(body.id !== undefined && { id: body.id }),
-            },
-          );
+        if (!(await memory().confirm(owner, body.id))) throw notFound(body.id); // only an unknown item: what waits for nothing is confirmed as it is
         return reply({ success: true as const, owner, confirmed: body.id ?? 'profile' });
       },
     }),
@@ -221,8 +216,7 @@ export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {
       errors: ['MEMORY_ITEM_NOT_FOUND', ...errors],
       async handler({ params, query, principal }) {
         const owner = ownerOf(principal, query.owner);
-        if (!(await memory().forget(owner, params.id)))
-          throw new AppError('MEMORY_ITEM_NOT_FOUND', `No memory item "${params.id}"`, { id: params.id });
+        if (!(await memory().forget(owner, params.id))) throw notFound(params.id);
         return reply({ success: true as const, owner, id: params.id, deleted: true as const });
       },
     }),
