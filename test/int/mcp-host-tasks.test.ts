@@ -61,6 +61,7 @@ function readers(app: ShorthandApp) {
   };
 }
 
+const SHORT_MS = 5_000;
 const limits = { rest: { points: 10_000 }, ws: { points: 10_000 } };
 
 describe('MCP tasks as a host: task tools of a remote server', () => {
@@ -70,7 +71,8 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
       mcpServers: {
         tasks: server(),
         plain: server({ TASKS: 'off' }),
-        short: server({}, { timeout: 1_500 }),
+        // 5 s: long enough for the fixture to start on a loaded machine (the bound covers start-up and initialize).
+        short: server({}, { timeout: SHORT_MS }),
       },
     }),
     { connectTimeout: 60_000 },
@@ -131,7 +133,7 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
       steps: 300,
     });
     expect(late.status).toBe(500);
-    expect(late.body.error.details.reason).toBe('timed out after 1500 ms (the task was cancelled)');
+    expect(late.body.error.details.reason).toBe(`timed out after ${SHORT_MS} ms (the task was cancelled)`);
     await until(async () => (await stats('short')).cancelled.length === 1, 'the fixture saw tasks/cancel');
 
     const failed = await app.asAdmin('POST', '/api/mcp/servers/tasks/tools/slow-job/execute', {

@@ -225,3 +225,76 @@ describe('agent outbox', () => {
     });
   });
 });
+
+describe('agent outbox: a write whose answer was lost (the store took it, its caller heard a failure)', () => {
+  /** A store that takes the next append and then fails it, once. */
+  function losingStore() {
+    const store = createMemoryStore<SessionEvent>();
+    let lose = false;
+    const append: EventStore<SessionEvent>['append'] = async (id, events, fence) => {
+      const stored = await store.append(id, events, fence);
+      if (!lose) return stored;
+      lose = false;
+      throw new Error('connection reset (the write was applied)');
+    };
+    return { store: { ...store, append }, loseNext: () => (lose = true) };
+  }
+  const queued: SessionEvent = { v: 4, type: 'messageQueued', turnId: 'q1', correlationId: 'q1', content: 'later' };
+
+  function setupFound(store: EventStore<SessionEvent>) {
+    const order: string[] = [];
+    const outbox = createOutbox({
+      sessionId: 's',
+      store,
+      log: createLogger('silent'),
+      lastSeq: 0,
+      onStored: (s) => order.push(`fold ${s.seq} ${s.event.type}`),
+      onFound: (s) => order.push(`found ${s.seq}`),
+    });
+    return { outbox, order };
+  }
+
+  it('given a lost answer, when the next append lands after it, then the lost event is folded and told first', async () => {
+    const { store, loseNext } = losingStore();
+    const { outbox, order } = setupFound(store);
+    outbox.durable(reset);
+    await outbox.drained();
+    loseNext();
+    let failed = false;
+    outbox.durable(queued, undefined, () => (failed = true));
+    await outbox.drained();
+    expect(failed).toBe(true);
+    outbox.durable(reset, (s) => order.push(`stored ${s.seq}`));
+    await outbox.drained();
+    expect(order).toEqual(['fold 1 reset', 'fold 2 messageQueued', 'found 2', 'fold 3 reset', 'stored 3']);
+    expect(outbox.lastSeq).toBe(3);
+  });
+
+  it('given a lost answer, when the store is back (catchUp), then the lost event is read back once', async () => {
+    const { store, loseNext } = losingStore();
+    const { outbox, order } = setupFound(store);
+    loseNext();
+    outbox.durable(queued);
+    await outbox.drained();
+    expect(order).toEqual([]);
+    await outbox.catchUp();
+    expect(order).toEqual(['fold 1 messageQueued', 'found 1']);
+    expect(outbox.lastSeq).toBe(1);
+    await outbox.catchUp(); // no failure since: nothing is read
+    expect(order).toHaveLength(2);
+  });
+
+  it('given a failure that stored nothing, when caught up, then nothing is found and seqs go on', async () => {
+    const store = createMemoryStore<SessionEvent>();
+    let fail = true;
+    const append: EventStore<SessionEvent>['append'] = (id, events, fence) =>
+      fail ? ((fail = false), Promise.reject(new Error('refused'))) : store.append(id, events, fence);
+    const { outbox, order } = setupFound({ ...store, append });
+    outbox.durable(reset);
+    await outbox.drained();
+    await outbox.catchUp();
+    outbox.durable(reset);
+    await outbox.drained();
+    expect(order).toEqual(['fold 1 reset']);
+  });
+});

@@ -18,16 +18,24 @@ import { createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { recordBus } from '../support/bus-recorder.ts';
 
-/** A store whose appends fail while `down` (as Redis's do while it is away); `back()` tells its watcher it is back. */
+/**
+ * A store whose appends fail while `down` (as Redis's do while it is away), or take one and fail it (`lose`: its
+ * answer lost); `back()` tells its watcher it is back.
+ */
 function flakyStore() {
   const store = createMemoryStore<SessionEvent>();
   const append = store.append.bind(store);
   const watchers: { back(): void }[] = [];
-  const medium = { down: false, back: () => watchers.forEach((w) => w.back()) };
-  store.append = (sessionId, events) =>
-    medium.down
-      ? Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The event store (Redis) is unavailable', {}))
-      : append(sessionId, events);
+  /** `lose`: the next append is taken, then fails for its caller (the store's answer was lost). */
+  const medium = { down: false, lose: false, back: () => watchers.forEach((w) => w.back()) };
+  const unavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The event store (Redis) is unavailable', {});
+  store.append = async (sessionId, events) => {
+    if (medium.down) throw unavailable();
+    const stored = await append(sessionId, events);
+    if (!medium.lose) return stored;
+    medium.lose = false;
+    throw unavailable();
+  };
   store.watchMedium = (watcher) => void watchers.push(watcher);
   return { store, medium };
 }
@@ -114,5 +122,88 @@ describe('a turn stopped by a storage failure', () => {
     expect((await again.recorder.turnEnd('b')).name).toBe('agent.response');
     expect((await typesOf(store)).slice(2)).toEqual([`userMessage:${next.turnId}`, `response:${next.turnId}`]);
     await again.agent.stop();
+  });
+});
+
+describe('queued messages whose turns a storage failure stopped before they were stored as started', () => {
+  it('end in the log as their callers were told, once the store is back: none stays queued there (the chaos run found such messages)', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    const first = await rig.send('first', 'a');
+    await expect.poll(() => rig.asked).toEqual(['first']);
+    const second = await rig.send('second', 'b');
+    const third = await rig.send('third', 'c');
+    expect([second.queued, third.queued]).toEqual([true, true]);
+    medium.down = true;
+    rig.answer();
+    for (const id of ['a', 'b', 'c'])
+      expect((await rig.recorder.turnEnd(id)).payload).toMatchObject({ details: { reason: 'storage' } });
+    medium.down = false;
+    medium.back();
+    await expect.poll(async () => (await typesOf(store)).length).toBe(6);
+    const log = await typesOf(store);
+    expect(log.slice(0, 3)).toEqual([
+      `userMessage:${first.turnId}`,
+      `messageQueued:${second.turnId}`,
+      `messageQueued:${third.turnId}`,
+    ]);
+    expect(log.slice(3).sort()).toEqual([first, second, third].map((t) => `turnFailed:${t.turnId}`).sort());
+    await rig.agent.stop();
+    expect(await typesOf(store)).toHaveLength(6); // closing wrote nothing more
+  });
+});
+
+describe('a write whose answer was lost (the store took it; its caller heard a failure)', () => {
+  it('given a queued message so written, when the turn ahead ends, then it runs: the log says it waits (the chaos run found such messages)', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    const first = await rig.send('first', 'a');
+    await expect.poll(() => rig.asked).toEqual(['first']);
+    medium.lose = true;
+    await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
+    rig.answer();
+    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    rig.answer();
+    await expect
+      .poll(() => typesOf(store))
+      .toEqual([
+        `userMessage:${first.turnId}`,
+        expect.stringMatching(/^messageQueued:/),
+        `response:${first.turnId}`,
+        expect.stringMatching(/^userMessage:/),
+        expect.stringMatching(/^response:/),
+      ]);
+    const ids = (await typesOf(store)).map((t) => t.split(':')[1]);
+    expect(ids[3]).toBe(ids[1]); // the queued message's turn is the one that ran
+    await rig.agent.stop();
+  });
+
+  it('given a queued message so written and nothing stored after it, when the store says it is back, then it runs', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    const first = await rig.send('first', 'a');
+    await expect.poll(() => rig.asked).toEqual(['first']);
+    medium.lose = true;
+    await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
+    medium.down = true; // the turn ahead cannot store its end either: no later append finds the lost one
+    rig.answer();
+    expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
+    medium.down = false;
+    medium.back();
+    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    rig.answer();
+    await expect
+      .poll(() => typesOf(store))
+      .toEqual([
+        `userMessage:${first.turnId}`,
+        expect.stringMatching(/^messageQueued:/),
+        `turnFailed:${first.turnId}`,
+        expect.stringMatching(/^userMessage:/),
+        expect.stringMatching(/^response:/),
+      ]);
+    await rig.agent.stop();
   });
 });

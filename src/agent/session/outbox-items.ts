@@ -35,6 +35,11 @@ export interface OutboxOptions {
   fence?: number;
   /** Told once when the store refused an append for its fence. */
   onFenced?: () => void;
+  /**
+   * Told, after its fold, of each event found in the store that no append here reported stored: what a write whose
+   * answer was lost left there (see the contracts: a catch-up).
+   */
+  onFound?: (stored: StoredEvent) => void;
 }
 
 export interface Durable {
@@ -54,7 +59,11 @@ export interface Transient {
   turnId: string | undefined;
   dropped?: (err: unknown) => void;
 }
-export type Item = Durable | Transient | Gate;
+/** A catch-up (`catchUp()`): the store is read, in the queue's order, past the last seq stored here. */
+export interface ReadBack {
+  readBack: () => void;
+}
+export type Item = Durable | Transient | Gate | ReadBack;
 
 export const turnOf = (item: Item): string | undefined =>
   'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : 'run' in item ? item.turnId : undefined;
@@ -92,7 +101,7 @@ export function batchFrom(items: Item[], from: number, live: (item: Item) => boo
   const batch: Durable[] = [];
   const gates: Gate[] = [];
   let next = from;
-  for (let item = items[next]; item && !('run' in item) && live(item); item = items[++next]) {
+  for (let item = items[next]; item && ('event' in item || 'gate' in item) && live(item); item = items[++next]) {
     if ('gate' in item) gates.push(item);
     else batch.push(item);
   }
@@ -134,6 +143,7 @@ export function closing(opts: OutboxOptions, safely: ReturnType<typeof safelyFor
     /** A durable item that will never be written: told through its `failed`; a gate passes, a confirmation fails. */
     drop(item: Item): void {
       if ('gate' in item) return item.passed();
+      if ('readBack' in item) return item.readBack();
       if ('dropped' in item) return item.dropped?.(error());
       if (!('event' in item)) return;
       log.debug({ sessionId, type: item.event.type, reason: by }, 'agent outbox: closed, event not stored');

@@ -25,6 +25,11 @@
  * - Fenced (issue 71): every append carries `fence`; one the store refuses for it (`isFenced`: another instance
  *   took the session) closes the outbox as `close('fenced')` does, its batch's items failing as dropped ones do, and
  *   tells `onFenced` once.
+ * - A catch-up folds what the store holds past the last seq stored here, in order, each event then told to `onFound`:
+ *   the events of a write that failed for its caller though the store took it (a lost answer), so the session's state
+ *   and its clients hold every stored fact. It runs before an append's events are folded when they do not follow
+ *   the last seq, and at `catchUp()` (the store is back) after a failed append, in the queue's order both times. A
+ *   catch-up whose read fails is logged and leaves the rest as it was.
  * - `confirmed()` resolves once everything handed in before it is stored (a tool call starts then: its `toolCall`
  *   was written with the session's fencing token); it rejects when an append failed meanwhile, and with the closed
  *   error when the outbox closes first.
@@ -43,12 +48,12 @@ import {
   type Item,
   type OutboxOptions,
 } from './outbox-items.ts';
+import { createSeqFollower } from './outbox-seqs.ts';
 
 export { isOutboxClosed, type OutboxOptions } from './outbox-items.ts';
 
 export function createOutbox(opts: OutboxOptions) {
-  const { sessionId, log, onStored } = opts;
-  let lastSeq = opts.lastSeq;
+  const { sessionId, log } = opts;
   let items: Item[] = [];
   let head = 0;
   /** Every durable item before this index in `items` is stored or failed (`pending()` looks from here). */
@@ -56,9 +61,10 @@ export function createOutbox(opts: OutboxOptions) {
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;
   /** Told the moment the outbox is idle again (`whenIdle`). */
-  let idleWaiters: (() => void)[] = [];
+  const idleWaiters: (() => void)[] = [];
   const safely = safelyFor(log, sessionId);
   const closed = closing(opts, safely);
+  const seqs = createSeqFollower(opts, safely, () => closed.failures);
 
   /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
   async function appendBatch(batch: Durable[], gates: Gate[]) {
@@ -70,13 +76,9 @@ export function createOutbox(opts: OutboxOptions) {
       return closed.failed(err, batch);
     }
     writing = head;
-    batch.forEach((b, i) => {
-      const s = stored[i];
-      if (!s) return;
-      lastSeq = Math.max(lastSeq, s.seq);
-      safely('history fold', () => onStored(s));
-      if (b.stored) safely('durable callback', () => b.stored?.(s));
-    });
+    const reading = seqs.gapBefore(stored[0]); // no await without one: the callbacks run in this tick
+    if (reading) await reading;
+    seqs.fold(batch, stored);
   }
 
   const live = (item: Item) =>
@@ -96,7 +98,12 @@ export function createOutbox(opts: OutboxOptions) {
       }
       if ('run' in item) {
         head++;
-        safely('transient callback', () => item.run(lastSeq));
+        safely('transient callback', () => item.run(seqs.lastSeq));
+        continue;
+      }
+      if ('readBack' in item) {
+        head++;
+        await seqs.readBack().then(item.readBack);
         continue;
       }
       const { batch, gates, next } = batchFrom(items, head, live);
@@ -108,15 +115,13 @@ export function createOutbox(opts: OutboxOptions) {
     head = 0;
     writing = 0;
     pumping = undefined;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const fn of waiters) safely('idle callback', fn);
+    for (const fn of idleWaiters.splice(0)) safely('idle callback', fn);
   }
 
   return {
     /** Seq of the last durable event of the session. */
     get lastSeq() {
-      return lastSeq;
+      return seqs.lastSeq;
     },
     /** True when nothing waits to be written or sent. */
     get idle() {
@@ -141,7 +146,7 @@ export function createOutbox(opts: OutboxOptions) {
     transient(run: (seq: number) => void, turnId?: string): void {
       if (closed.by !== undefined) return;
       if (turnId !== undefined && turnId === abandoned) return;
-      if (pumping === undefined) run(lastSeq);
+      if (pumping === undefined) run(seqs.lastSeq);
       else items.push({ run, turnId });
     },
     /**
@@ -164,18 +169,20 @@ export function createOutbox(opts: OutboxOptions) {
         const run = () => (closed.failures === before ? resolve() : reject(new AppError('AGENT_ERROR', 'not stored')));
         items.push({ run, turnId: undefined, dropped: reject });
       }),
+    /** After a failed append, reads back what the store holds past the last seq (see the contracts); else nothing. */
+    catchUp: (): Promise<void> =>
+      closed.by !== undefined || !seqs.due
+        ? Promise.resolve()
+        : new Promise<void>((readBack) => {
+            items.push({ readBack });
+            pumping ??= pump();
+          }),
     abandon(turnId: string): void {
       abandoned = turnId;
     },
     /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
-    pending(): SessionEvent[] {
-      const events: SessionEvent[] = [];
-      for (let i = writing; i < items.length; i++) {
-        const item = items[i];
-        if (item && 'event' in item && live(item)) events.push(item.event);
-      }
-      return events;
-    },
+    pending: (): SessionEvent[] =>
+      items.slice(writing).flatMap((item) => ('event' in item && live(item) ? [item.event] : [])),
     /** Calls `fn` once nothing waits to be written or sent: at once when idle, else the moment it becomes so. */
     whenIdle(fn: () => void): void {
       if (pumping === undefined) fn();

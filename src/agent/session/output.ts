@@ -12,9 +12,13 @@
  * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
  *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it. That end is
  *   stored too, as the frame said it (a `turnFailed`, `reason: "storage"`), so nothing takes the turn for one its
- *   process left running: before the session's next fact of another turn (or of none), or at `endStopped()` (the
- *   session closes while its log is still its own, or the store says its medium is back), whichever comes first, if its `userMessage` is in the log
- *   (`isOpen`) and the turn is not ended there yet; a write that fails again is tried again at the next of them.
+ *   process left running, nor runs again a queued message whose turn so ended: before the session's next fact of
+ *   another turn (or of none), or at `endStopped()` (the session closes while its log is still its own, or the store
+ *   says its medium is back), whichever comes first, if the log holds the turn unended (`unendedInLog`: its
+ *   `userMessage` or `messageQueued`, no end); every stopped turn's end so, each once; a write that fails again is
+ *   tried again at the next of them.
+ * - A fact the outbox found stored though its write failed here (a lost answer) is published and handed to the
+ *   reactions as a stored one is, in seq order; a message it says is queued runs here (the log says it waits).
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
  *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
  */
@@ -30,32 +34,33 @@ export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publ
   outbox: Outbox;
   /** Stops the turn if it still runs (its facts can no longer be stored). */
   stopTurn: (turnId: string) => void;
-  /** Whether the log holds the turn's `userMessage` and not its end. */
-  isOpen: (turnId: string) => boolean;
+  /** Whether the log holds the turn (its `userMessage`, or its `messageQueued`) and not its end. */
+  unendedInLog: (turnId: string) => boolean;
+  /** Runs a message the log says is queued (`messageQueued`, not started), unless it is queued here already. */
+  requeue: (turnId: string) => void;
 }
 
 export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
-  /** The end of a turn `turnNotStored` stopped, while it is not stored (see the contracts). */
-  let stoppedEnd: SessionEventOf<'turnFailed'> | undefined;
-  const endStopped = (): void => {
-    const end = stoppedEnd;
-    stoppedEnd = undefined;
-    if (!end || !deps.isOpen(end.turnId)) return;
-    const meta = { correlationId: end.turnId };
-    outbox.durable(
-      end,
-      (s) => {
-        publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
+  /** The ends of the turns `turnNotStored` stopped, while they are not stored (see the contracts), by turn. */
+  const stopped = new Map<string, SessionEventOf<'turnFailed'>>();
+  /** Stores the ends of the stopped turns, bar `except`'s, that the log holds unended (see the contracts). */
+  const endStopped = (except?: string): void => {
+    for (const [turnId, end] of stopped) {
+      if (turnId === except) continue;
+      stopped.delete(turnId);
+      if (!deps.unendedInLog(turnId)) continue;
+      const stored = (s: SessionStoredEvent) => {
+        publish({ event: 'stored', data: s }, { correlationId: turnId, ts: Date.parse(s.ts) });
         deps.reactions?.stored(s);
-      },
-      (err) => {
+      };
+      const failed = (err: unknown) => {
         if (!isOutboxClosed(err)) storage.failed(err);
-        stoppedEnd ??= end;
-      },
-      true,
-    );
+        if (!stopped.has(turnId)) stopped.set(turnId, end);
+      };
+      outbox.durable(end, stored, failed, true);
+    }
   };
   /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
   let lastStoredAt: number | undefined;
@@ -84,7 +89,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       then?: (stored: SessionStoredEvent) => void,
       failed?: (err: unknown) => void,
     ): void => {
-      if (stoppedEnd && (!('turnId' in event) || event.turnId !== stoppedEnd.turnId)) endStopped();
+      if (stopped.size > 0) endStopped('turnId' in event ? event.turnId : undefined);
       const stored = (s: SessionStoredEvent) => {
         lastStoredAt = Date.parse(s.ts);
         publish({ event: 'stored', data: s }, { ...meta, ts: lastStoredAt });
@@ -105,12 +110,20 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       publish(frame, key);
       if (frame.event === 'error') {
         const { code, message, details } = frame.data;
-        stoppedEnd = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code, message, details };
+        stopped.set(key.turnId, { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code, message, details });
       }
       deps.stopTurn(key.turnId);
     },
-    /** Stores the end of the turn a storage failure stopped, if it is still to be stored (see the contracts). */
-    endStopped,
+    /** Stores the ends of the turns a storage failure stopped, those still to be stored (see the contracts). */
+    endStopped: (): void => endStopped(),
+    /** A fact found stored that no append here reported (outbox.ts, a catch-up): published as a stored one is. */
+    found: (s: SessionStoredEvent): void => {
+      const turnId = 'turnId' in s.event ? s.event.turnId : undefined;
+      const ts = Date.parse(s.ts);
+      publish({ event: 'stored', data: s }, turnId === undefined ? { ts } : { correlationId: turnId, ts });
+      deps.reactions?.stored(s);
+      if (s.event.type === 'messageQueued') deps.requeue(s.event.turnId);
+    },
   };
 }
 export type SessionOutput = ReturnType<typeof createSessionOutput>;

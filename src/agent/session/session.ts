@@ -70,9 +70,12 @@ export async function openSession(deps: SessionDeps) {
     answer: (command: AnswerCommand) => handle({ type: 'answer', ...command }),
     /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
     reset: async (correlationId: string) => await handle({ type: 'reset', correlationId }),
-    /** The store takes writes again: the end of a turn a failed write stopped is stored now (output.ts). */
+    /**
+     * The store takes writes again: what a failed write left in the log is read back (outbox.ts, a catch-up), then the
+     * end of a turn a failed write stopped is stored (output.ts).
+     */
     storageBack(): void {
-      if (life.closedBy === undefined) w.output.endStopped();
+      if (life.closedBy === undefined) void outbox.catchUp().then(() => w.output.endStopped());
     },
     /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
     async close(reason: string, options: { abandonLog?: boolean } = {}) {

@@ -65,6 +65,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
       asked.settle(state, s);
       deps.storage.ok();
     },
+    onFound: (s) => output.found(s),
   });
   const usage = usageView(() => usageWith(state, outbox.pending()));
   const answered = createAnswerers();
@@ -72,7 +73,6 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   const counted = (e: SessionEvent): SessionEvent =>
     e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : answered.stamp(e);
   const output = sessionOutput(deps, state, outbox, () => actor);
-  const { record } = output;
   const correlationOf = (turnId: string) =>
     actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId;
   const asked = createAsked({
@@ -94,7 +94,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     afterToolOutput: readToolOutput(state, outbox),
     recordFact: (fact) =>
       life.closedBy === undefined &&
-      record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
+      output.record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
         log.warn({ err, sessionId, type: fact.type }, 'a fact of a tool call was not recorded'),
       ),
   });
@@ -124,7 +124,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
       toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
       systemPrompt: deps.systemPrompt,
-      record,
+      record: output.record,
     }),
     () => life.closedBy ?? 'reset',
   );
@@ -200,7 +200,17 @@ function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, a
       if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)
         actor().send({ type: 'CANCEL', reason: 'storage' });
     },
-    isOpen: (turnId) => state.openTurn?.user.turnId === turnId,
+    unendedInLog: (turnId) => state.openTurn?.user.turnId === turnId || state.queued.has(turnId),
+    requeue: (turnId) => {
+      const queued = state.queued.get(turnId);
+      if (
+        queued &&
+        !actor()
+          .getSnapshot()
+          .context.queue.some((m) => m.turnId === turnId)
+      )
+        actor().send({ type: 'MESSAGE', message: queued.message });
+    },
   });
 }
 

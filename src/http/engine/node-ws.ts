@@ -19,6 +19,9 @@ import { CLOSE_GRACE_MS, slowConsumer } from './ws-close.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
+/** How late a close-grace check may run and still judge the peer silent. */
+const LATE_CHECK_MS = 250;
+
 /** Frames corked on one socket past this many bytes are written at once, not at the end of the tick. */
 const CORK_BYTES = 64 * 1024;
 
@@ -163,14 +166,22 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
    */
   private cutWhenSilent(): void {
     let behind = this.socket.writableLength;
+    let due = 0;
+    const wait = (): void => {
+      due = Date.now() + CLOSE_GRACE_MS;
+      setTimeout(check, CLOSE_GRACE_MS).unref();
+    };
     const check = (): void => {
       if (this.socket.destroyed) return;
       const now = this.socket.writableLength;
-      if (now === 0 || now >= behind) return void this.ws.terminate();
+      // A check that runs late (a loop held up by a busy machine) has not yet taken in what the peer read meanwhile:
+      // it judges nothing and waits once more.
+      const late = Date.now() - due > LATE_CHECK_MS;
+      if (!late && (now === 0 || now >= behind)) return void this.ws.terminate();
       behind = now;
-      setTimeout(check, CLOSE_GRACE_MS).unref();
+      wait();
     };
-    setTimeout(check, CLOSE_GRACE_MS).unref();
+    wait();
   }
 
   subscribe(topic: string): void {
