@@ -1,7 +1,7 @@
 /**
  * The cluster of an app on Redis (undefined on any other medium): its session and tool-server commands, the agent's
  * sessions it moves between instances (read through `agent()`, made after it), and where it finds the turns a dead
- * instance left running when turns resume.
+ * instance left running when turns resume, and where a watched session's facts are read back (a gap pub/sub left).
  */
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
@@ -26,7 +26,7 @@ export function clusterOf(
     clock: Clock;
     ids: IdSource;
     bus: AppBus;
-    store: Pick<EventStore<StoreEvent>, 'openTurnSessions'>;
+    store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read'>;
   },
   agent: () => HeldSessions,
 ) {
@@ -39,6 +39,7 @@ export function clusterOf(
     ...deps,
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
+    readFacts: (sessionId, since) => store.read(sessionId, since),
     sessions: {
       holds: (id) => agent().holds(id),
       drop: (id) => void agent().drop(id, 'moved'),

@@ -3,6 +3,7 @@ import type { RedisConnection } from '../redis/index.ts';
 import type { ClusterShared } from './shared.ts';
 import { readWire, watchNotice, wireEvent, type WatchNotice, type WireEvent } from './wire.ts';
 import { messageOf } from '../errors/index.ts';
+import { createGapRepair, type StoredFact } from './gap-repair.ts';
 
 export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix' | 'instanceId' | 'log'> {
   /** Subscribes (a connection of its own). */
@@ -10,7 +11,12 @@ export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix
   /** The instance holding a session's lease (null: none). */
   holder: (sessionId: string) => Promise<string | null>;
   bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
+  /** A session's stored facts after seq `since` (the event store): what fills a gap in a watched session's facts. */
+  readFacts?: (sessionId: string, since: number) => Promise<readonly StoredFact[]>;
 }
+
+/** The bus event of a stored fact (src/agent `STORED_EVENT`): numbered by seq, readable again from the store. */
+const FACT = 'agent.stored';
 
 /** How long a watch waits for the holder's acknowledgement before it asks again, and how often it asks. */
 const ACK_MS = 1000;
@@ -39,6 +45,33 @@ function listenForAck(acks: Map<string, () => void>, nonce: string) {
   return { acknowledged, stop };
 }
 
+/** The watch notice's sender: asks a session's holder to publish its frames (see `createFanOut`). */
+function announcer(
+  { client, instanceId, log, holder }: Pick<FanOutOptions, 'client' | 'instanceId' | 'log' | 'holder'>,
+  noticeChannel: (instance: string) => string,
+  acks: Map<string, () => void>,
+) {
+  let asked = 0;
+  /** Asks the session's holder to publish its frames; resolves once it acknowledged, or there is no one to ask. */
+  return async function announce(sessionId: string): Promise<void> {
+    for (let ask = 1; ask <= ASKS; ask++) {
+      const owner = await holder(sessionId);
+      if (owner === null || owner === instanceId) return;
+      const nonce = `${instanceId}:${++asked}`;
+      // Listening before asking: the acknowledgement may come before the PUBLISH's own answer.
+      const { acknowledged, stop } = listenForAck(acks, nonce);
+      try {
+        const notice: WatchNotice = { sessionId, nonce };
+        const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice));
+        if (receivers === 0 || (await acknowledged)) return; // nobody listens there: the holder is gone
+      } finally {
+        stop();
+      }
+    }
+    log.warn({ sessionId }, 'cluster: the holder of a watched session did not acknowledge; its frames may not come');
+  };
+}
+
 /**
  * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
  * on its session's channel while another instance may watch it (not while Redis is away: durable frames stay
@@ -48,9 +81,11 @@ function listenForAck(acks: Map<string, () => void>, nonce: string) {
  * While watched (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not
  * published again. `watch` resolves once subscribed and once the session's holder acknowledged that it publishes
  * (at once when no other instance holds it; a failure is logged): from then on no frame of the session is missed.
+ * With `readFacts`, a watched session's facts are emitted without gaps or repeats (gap-repair.ts): a gap pub/sub left
+ * (a Redis restart) is read back from the store, and a reconnect reads what came while the subscription was away.
  */
 export function createFanOut(options: FanOutOptions) {
-  const { client, subscriber, keyPrefix, instanceId, holder, bus, log } = options;
+  const { client, subscriber, keyPrefix, instanceId, bus, log } = options;
   const channel = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:live`;
   const noticeChannel = (instance: string) => `${keyPrefix}inst:${instance}:watch`;
   /** How this instance's own messages begin (`from` comes first): they come back unread. */
@@ -63,8 +98,9 @@ export function createFanOut(options: FanOutOptions) {
   /** Notices heard (of any session): a PUBLISH that reached nobody makes its session quiet only if none came since. */
   let notices = 0;
   const acks = new Map<string, () => void>();
-  let asked = 0;
+  const announce = announcer(options, noticeChannel, acks);
   let relaying = false;
+  const gaps = options.readFacts && createGapRepair({ factName: FACT, read: options.readFacts, emit: emitHere, log });
 
   const publish = (sessionId: string, message: WireEvent): void => {
     const heard = notices;
@@ -77,7 +113,9 @@ export function createFanOut(options: FanOutOptions) {
   const stopPublishing = bus.onAny((e: Envelope) => {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const { sessionId } = e;
-    if (sessionId === undefined || quiet.has(sessionId)) return;
+    if (sessionId === undefined) return;
+    if (e.name === FACT) gaps?.heard(sessionId, (e.payload as StoredFact).seq);
+    if (quiet.has(sessionId)) return;
     const { name, payload, correlationId, ts } = e;
     publish(sessionId, { from: instanceId, name, payload, correlationId, sessionId, ts });
   });
@@ -104,7 +142,9 @@ export function createFanOut(options: FanOutOptions) {
     if (!event || event.from === instanceId) return;
     const { name, payload, correlationId, ts } = event;
     if (name === PUBLISHING) return acks.get(correlationId)?.();
-    emitHere(name, payload, { correlationId, ...(ts !== undefined && { ts }) });
+    const meta = { correlationId, ...(ts !== undefined && { ts }) };
+    if (gaps && event.sessionId !== undefined) gaps.relay(event.sessionId, name, payload, meta);
+    else emitHere(name, payload, meta);
   }
 
   function onNotice(raw: string, on: string): void {
@@ -113,25 +153,6 @@ export function createFanOut(options: FanOutOptions) {
     speak(notice.sessionId);
     const ack = JSON.stringify(publishingAck(instanceId, notice));
     client.publish(channel(notice.sessionId), ack).catch(() => undefined);
-  }
-
-  /** Asks the session's holder to publish its frames; resolves once it acknowledged, or there is no one to ask. */
-  async function announce(sessionId: string): Promise<void> {
-    for (let ask = 1; ask <= ASKS; ask++) {
-      const owner = await holder(sessionId);
-      if (owner === null || owner === instanceId) return;
-      const nonce = `${instanceId}:${++asked}`;
-      // Listening before asking: the acknowledgement may come before the PUBLISH's own answer.
-      const { acknowledged, stop } = listenForAck(acks, nonce);
-      try {
-        const notice: WatchNotice = { sessionId, nonce };
-        const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice));
-        if (receivers === 0 || (await acknowledged)) return; // nobody listens there: the holder is gone
-      } finally {
-        stop();
-      }
-    }
-    log.warn({ sessionId }, 'cluster: the holder of a watched session did not acknowledge; its frames may not come');
   }
 
   function watch(sessionId: string): Promise<void> {
@@ -158,6 +179,7 @@ export function createFanOut(options: FanOutOptions) {
     if (!entry || --entry.count > 0) return;
     watched.delete(sessionId);
     subscribed.delete(sessionId);
+    gaps?.forget(sessionId);
     subscriber.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
   }
 
@@ -166,7 +188,10 @@ export function createFanOut(options: FanOutOptions) {
   const reconnected = () => {
     quiet.clear();
     notices++;
-    for (const sessionId of watched.keys()) announce(sessionId).catch(() => undefined);
+    for (const sessionId of watched.keys()) {
+      announce(sessionId).catch(() => undefined);
+      gaps?.reread(sessionId);
+    }
   };
   const lost = () => subscribed.clear(); // Redis no longer counts this instance's subscriptions
   subscriber.on('ready', reconnected);

@@ -10,7 +10,7 @@
 import type { Bus, CommandSpec, EventSpec } from '../bus/index.ts';
 import { isoNow } from '../clock.ts';
 import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
-import { createFanOut } from './fan-out.ts';
+import { createFanOut, type FanOutOptions } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
 import { watchOrphanTurns } from './orphan-turns.ts';
@@ -43,6 +43,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
     /** Lets a dormant session leave memory (its close is told to `sessionClosed`); false when it is not dormant. */
     release: (sessionId: string) => Promise<boolean>;
   };
+  /** A session's stored facts after seq `since`: a watched session's gaps are read back from them (fan-out.ts). */
+  readFacts?: FanOutOptions['readFacts'];
   /** The sessions the store marks with a turn open (where turns resume): those whose owner died are taken over. */
   openTurnSessions?: () => Promise<string[]>;
 }
@@ -74,7 +76,13 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   client.on('error', () => (lostSince ??= isoNow(clock)));
   const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));
 
-  const fanOut = createFanOut({ ...shared, subscriber, holder: (sessionId) => leases.holder(sessionId), bus });
+  const fanOut = createFanOut({
+    ...shared,
+    subscriber,
+    holder: (sessionId) => leases.holder(sessionId),
+    bus,
+    ...(options.readFacts && { readFacts: options.readFacts }),
+  });
   const remoteTurns = createRemoteTurns({
     ...shared,
     bus,

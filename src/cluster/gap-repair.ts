@@ -1,0 +1,106 @@
+/**
+ * A watched session's facts as this instance hears them, without gaps or repeats, though Redis pub/sub drops what is
+ * published while a subscriber is away (a Redis restart, an outage) and two publishers (an old owner and its
+ * successor) are not ordered with each other (issue 71, the chaos run's WebSocket misses).
+ *
+ * Contracts:
+ * - Each session's facts (`agent.stored`, numbered by seq) are emitted here in seq order, each once: a fact no newer
+ *   than the newest one heard (relayed, read back, or stored by this instance: `heard`) is dropped; one past the
+ *   next seq first brings the missing ones from the store (`read`), in order.
+ * - `reread(sessionId)` (Redis is back) reads what was stored after the newest fact heard and emits it: what was
+ *   published while this instance's subscription was away.
+ * - While a read is in flight, the session's other relayed events wait behind it, in order; a failed read is logged
+ *   and lets them go (the gap stays: a client resuming with `since` still gets every fact).
+ * - Transient frames (chunks, thinking) pass as they come: what was lost of them is not stored anywhere.
+ */
+import type { SendMeta } from '../bus/index.ts';
+import type { Logger } from '../log/index.ts';
+import { messageOf } from '../errors/index.ts';
+
+/** A stored fact as the bus carries it (src/agent `SessionStoredEvent`; the cluster does not import the agent). */
+export interface StoredFact {
+  seq: number;
+  ts: string;
+  event: object;
+}
+
+export interface GapRepairOptions {
+  /** The bus name of a stored fact (`agent.stored`). */
+  factName: string;
+  /** The session's stored facts after seq `since`, in order. */
+  read: (sessionId: string, since: number) => Promise<readonly StoredFact[]>;
+  /** Emits to this instance's listeners only. */
+  emit: (name: string, payload: unknown, meta: SendMeta & { correlationId: string }) => void;
+  log: Logger;
+}
+
+interface SessionGaps {
+  /** The newest seq heard (0: none yet, nothing to compare with). */
+  newest: number;
+  /** Relayed events waiting behind a read in flight. */
+  waiting: (() => void)[] | undefined;
+}
+
+export function createGapRepair(options: GapRepairOptions) {
+  const { factName, read, emit, log } = options;
+  const sessions = new Map<string, SessionGaps>();
+  const of = (sessionId: string): SessionGaps => {
+    let gaps = sessions.get(sessionId);
+    if (!gaps) sessions.set(sessionId, (gaps = { newest: 0, waiting: undefined }));
+    return gaps;
+  };
+  const seqOf = (name: string, payload: unknown): number | undefined =>
+    name === factName && typeof (payload as StoredFact | undefined)?.seq === 'number'
+      ? (payload as StoredFact).seq
+      : undefined;
+
+  /** Holds the session's relayed events (`then` first), reads and emits the facts after `newest` and before `until`, then lets them go. */
+  async function fill(sessionId: string, gaps: SessionGaps, until: number, then?: () => void): Promise<void> {
+    gaps.waiting = then ? [then] : [];
+    try {
+      const found = (await read(sessionId, gaps.newest)).filter((s) => s.seq < until && s.seq > gaps.newest);
+      if (found.length > 0)
+        log.info({ sessionId, seqs: found.map((s) => s.seq) }, 'cluster: facts read back for a gap');
+      for (const s of found) {
+        gaps.newest = s.seq;
+        const turnId = 'turnId' in s.event && typeof s.event.turnId === 'string' ? s.event.turnId : undefined;
+        emit(factName, s, { correlationId: turnId ?? `${sessionId}:${s.seq}`, ts: Date.parse(s.ts) });
+      }
+    } catch (err) {
+      log.warn({ err: messageOf(err), sessionId }, 'cluster: could not read back the facts of a gap');
+    }
+    if (until !== Infinity) gaps.newest = Math.max(gaps.newest, until - 1); // the gap is done with, filled or not
+    const waiting = gaps.waiting ?? [];
+    gaps.waiting = undefined;
+    for (const next of waiting) next();
+  }
+
+  function relay(sessionId: string, name: string, payload: unknown, meta: SendMeta & { correlationId: string }): void {
+    const gaps = of(sessionId);
+    if (gaps.waiting) return void gaps.waiting.push(() => relay(sessionId, name, payload, meta));
+    const seq = seqOf(name, payload);
+    if (seq === undefined) return emit(name, payload, meta);
+    if (seq <= gaps.newest) return; // heard already (read back, or a late copy of an old owner's)
+    if (gaps.newest > 0 && seq > gaps.newest + 1)
+      return void fill(sessionId, gaps, seq, () => relay(sessionId, name, payload, meta));
+    gaps.newest = seq;
+    emit(name, payload, meta);
+  }
+
+  return {
+    /** A relayed event of a watched session (see the contracts). */
+    relay,
+    /** A fact this instance stored and emitted itself. */
+    heard(sessionId: string, seq: number): void {
+      const gaps = sessions.get(sessionId);
+      if (gaps) gaps.newest = Math.max(gaps.newest, seq);
+    },
+    /** Reads what was stored after the newest fact heard (see the contracts). */
+    reread(sessionId: string): void {
+      const gaps = of(sessionId);
+      if (gaps.newest > 0 && !gaps.waiting) void fill(sessionId, gaps, Infinity);
+    },
+    /** The session is not watched any more. */
+    forget: (sessionId: string): void => void sessions.delete(sessionId),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * A watched session's facts as an instance hears them across Redis pub/sub (src/cluster/gap-repair.ts): a fact lost
+ * while the subscription was away is read back from the store, in order; none is emitted twice.
+ */
+import { describe, expect, it } from 'vitest';
+import { createGapRepair, type StoredFact } from '../../src/cluster/gap-repair.ts';
+import { createLogger } from '../../src/log/index.ts';
+
+const FACT = 'agent.stored';
+const fact = (seq: number): StoredFact => ({ seq, ts: new Date(seq * 1000).toISOString(), event: { turnId: 't' } });
+
+function rig(log: StoredFact[]) {
+  const heard: string[] = [];
+  const reads: number[] = [];
+  let release: (() => void) | undefined;
+  let hold = false;
+  const gaps = createGapRepair({
+    factName: FACT,
+    read: async (_sessionId, since) => {
+      reads.push(since);
+      if (hold) await new Promise<void>((resolve) => (release = resolve));
+      return log.filter((s) => s.seq > since);
+    },
+    emit: (name, payload) =>
+      void heard.push(name === FACT ? `fact ${(payload as StoredFact).seq}` : `${name} ${String(payload)}`),
+    log: createLogger('silent'),
+  });
+  const relayFact = (seq: number) => gaps.relay('s', FACT, fact(seq), { correlationId: 't' });
+  return { gaps, heard, reads, relayFact, holdReads: () => (hold = true), release: () => release?.() };
+}
+
+describe('gap repair of a watched session', () => {
+  it('given facts in order, when relayed, then each is emitted once and nothing is read', () => {
+    const r = rig([]);
+    [1, 2, 3, 2].forEach(r.relayFact);
+    expect(r.heard).toEqual(['fact 1', 'fact 2', 'fact 3']);
+    expect(r.reads).toEqual([]);
+  });
+
+  it('given a fact lost in pub/sub, when the next arrives, then the lost one is read back first and the rest wait behind it', async () => {
+    const r = rig([1, 2, 3, 4].map(fact));
+    r.holdReads();
+    r.relayFact(1);
+    r.relayFact(3);
+    r.gaps.relay('s', 'agent.chunk', 'later', { correlationId: 't' });
+    r.relayFact(4);
+    expect(r.heard).toEqual(['fact 1']);
+    r.release();
+    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 2', 'fact 3', 'agent.chunk later', 'fact 4']);
+    expect(r.reads).toEqual([1]);
+  });
+
+  it('given the last facts lost while away, when Redis is back (reread), then they are read back', async () => {
+    const r = rig([1, 2, 3].map(fact));
+    r.relayFact(1);
+    r.gaps.reread('s');
+    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 2', 'fact 3']);
+    r.relayFact(3); // a late copy of a fact read back
+    expect(r.heard).toHaveLength(3);
+  });
+
+  it('given facts this instance stored itself, when a later one is relayed, then nothing is read back twice', () => {
+    const r = rig([1, 2, 3, 4].map(fact));
+    r.relayFact(1);
+    r.gaps.heard('s', 2);
+    r.gaps.heard('s', 3);
+    r.relayFact(4);
+    expect(r.heard).toEqual(['fact 1', 'fact 4']);
+    expect(r.reads).toEqual([]);
+  });
+
+  it('given a read that fails, when it settles, then the waiting events go on (a client resuming with since still gets every fact)', async () => {
+    const r = rig([]);
+    const gaps = createGapRepair({
+      factName: FACT,
+      read: () => Promise.reject(new Error('offline')),
+      emit: (_name, payload) => void r.heard.push(`fact ${(payload as StoredFact).seq}`),
+      log: createLogger('silent'),
+    });
+    gaps.relay('s', FACT, fact(1), { correlationId: 't' });
+    gaps.relay('s', FACT, fact(5), { correlationId: 't' });
+    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 5']);
+  });
+});
