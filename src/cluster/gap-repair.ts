@@ -8,7 +8,8 @@
  *   than the newest one heard (relayed, read back, or stored by this instance: `heard`) is dropped; one past the
  *   next seq first brings the missing ones from the store (`read`), in order.
  * - `reread(sessionId)` (Redis is back) reads what was stored after the newest fact heard and emits it: what was
- *   published while this instance's subscription was away.
+ *   published while this instance's subscription was away; a failed read is tried again 5 times, from 250 ms apart
+ *   doubling (the store's connection may come back after the subscriber's).
  * - While a read is in flight, the session's other relayed events wait behind it, in order; a failed read is logged
  *   and lets them go (the gap stays: a client resuming with `since` still gets every fact).
  * - Transient frames (chunks, thinking) pass as they come: what was lost of them is not stored anywhere.
@@ -34,6 +35,10 @@ export interface GapRepairOptions {
   log: Logger;
 }
 
+/** How often, and from how long apart (doubling), a reread whose read failed is tried again. */
+const REREADS = 5;
+const REREAD_MS = 250;
+
 interface SessionGaps {
   /** The newest seq heard (0: none yet, nothing to compare with). */
   newest: number;
@@ -55,8 +60,9 @@ export function createGapRepair(options: GapRepairOptions) {
       : undefined;
 
   /** Holds the session's relayed events (`then` first), reads and emits the facts after `newest` and before `until`, then lets them go. */
-  async function fill(sessionId: string, gaps: SessionGaps, until: number, then?: () => void): Promise<void> {
+  async function fill(sessionId: string, gaps: SessionGaps, until: number, then?: () => void): Promise<boolean> {
     gaps.waiting = then ? [then] : [];
+    let filled = true;
     try {
       const found = (await read(sessionId, gaps.newest)).filter((s) => s.seq < until && s.seq > gaps.newest);
       if (found.length > 0)
@@ -67,12 +73,24 @@ export function createGapRepair(options: GapRepairOptions) {
         emit(factName, s, { correlationId: turnId ?? `${sessionId}:${s.seq}`, ts: Date.parse(s.ts) });
       }
     } catch (err) {
+      filled = false;
       log.warn({ err: messageOf(err), sessionId }, 'cluster: could not read back the facts of a gap');
     }
     if (until !== Infinity) gaps.newest = Math.max(gaps.newest, until - 1); // the gap is done with, filled or not
     const waiting = gaps.waiting ?? [];
     gaps.waiting = undefined;
     for (const next of waiting) next();
+    return filled;
+  }
+
+  /** `reread`, tried again while the store is not back yet (its connection may come back after the subscriber's). */
+  function rereadFrom(sessionId: string, attempt: number): void {
+    const gaps = of(sessionId);
+    if (gaps.newest === 0 || gaps.waiting) return;
+    void fill(sessionId, gaps, Infinity).then((filled) => {
+      if (!filled && attempt < REREADS && sessions.get(sessionId) === gaps)
+        setTimeout(() => rereadFrom(sessionId, attempt + 1), REREAD_MS * 2 ** attempt).unref();
+    });
   }
 
   function relay(sessionId: string, name: string, payload: unknown, meta: SendMeta & { correlationId: string }): void {
@@ -96,10 +114,7 @@ export function createGapRepair(options: GapRepairOptions) {
       if (gaps) gaps.newest = Math.max(gaps.newest, seq);
     },
     /** Reads what was stored after the newest fact heard (see the contracts). */
-    reread(sessionId: string): void {
-      const gaps = of(sessionId);
-      if (gaps.newest > 0 && !gaps.waiting) void fill(sessionId, gaps, Infinity);
-    },
+    reread: (sessionId: string): void => rereadFrom(sessionId, 0),
     /** The session is not watched any more. */
     forget: (sessionId: string): void => void sessions.delete(sessionId),
   };

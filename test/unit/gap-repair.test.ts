@@ -81,4 +81,21 @@ describe('gap repair of a watched session', () => {
     gaps.relay('s', FACT, fact(5), { correlationId: 't' });
     await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 5']);
   });
+
+  it('given the store not back yet when the subscription is, when reread, then the read is tried again until it answers', async () => {
+    const heard: number[] = [];
+    let failures = 2;
+    const gaps = createGapRepair({
+      factName: FACT,
+      read: (_sessionId, since) =>
+        failures-- > 0
+          ? Promise.reject(new Error('offline'))
+          : Promise.resolve([2, 3].map(fact).filter((s) => s.seq > since)),
+      emit: (_name, payload) => void heard.push((payload as StoredFact).seq),
+      log: createLogger('silent'),
+    });
+    gaps.relay('s', FACT, fact(1), { correlationId: 't' });
+    gaps.reread('s');
+    await expect.poll(() => heard, { timeout: 10_000 }).toEqual([1, 2, 3]);
+  });
 });
