@@ -115,6 +115,9 @@ async function answerLocate(c: ReturnType<typeof client>, callId: string, conten
 async function serverToolAndApproval(c: ReturnType<typeof client>) {
   c.say('add them [[tool:get-sum {"a":2,"b":3}]]');
   const summed = await c.run();
+  expect(summed.map((e) => ('code' in e ? `${e.type} ${String(e.code)}: ${String(e.message)}` : e.type))).toContain(
+    'TOOL_CALL_RESULT',
+  ); // on failure: the run's events, a RUN_ERROR's code and message among them
   expect(lastOf(summed, 'TOOL_CALL_RESULT').content).toContain('5');
   expect(lastOf(summed, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
 
