@@ -10,6 +10,7 @@ import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { loadLog, readBytes, removeStaleNewFiles, type LoadedLog } from './jsonl-file.ts';
+import { fileNameOf } from './session-file-name.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } from './turn-index.ts';
 import type { StoreDeps, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
 
@@ -171,6 +172,21 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
         ends.push((at += Buffer.byteLength(line) + 1));
       }
       indexLines(turns, { events, starts, ends });
+    },
+
+    /**
+     * How many turns the session's log holds, from its saved index (and the lines after it) or the whole log, without
+     * holding the session's turn: a build that lets writes made meanwhile win (jsonl-recency.ts). An index it had to
+     * build is saved (in the background), so the next count reads it.
+     */
+    async count(sessionId: string): Promise<number> {
+      const logPath = join(dir, fileNameOf(sessionId));
+      const turns = await load(sessionId, logPath);
+      if (turns.dirty) {
+        const saved = save(logPath, turns).finally(() => saves.delete(saved));
+        saves.add(saved);
+      }
+      return turns.order.length;
     },
 
     flushed: async (): Promise<void> => void (await Promise.allSettled([...saves])),
