@@ -10,7 +10,7 @@ import { createRecencyIndex, type CountedSession } from './recency-index.ts';
 import type { RecentPage, RecentQuery, SessionInfo, StoredEvent } from './types.ts';
 
 /** Sessions whose turns the build counts at once. */
-const COUNT_BATCH = 64;
+const COUNT_BATCH = 1024;
 
 /** `listAll`: every session of the directory; `turnsOf`: how many turns one holds (its turn index). */
 export function createJsonlRecency(listAll: () => Promise<SessionInfo[]>, turnsOf: (id: string) => Promise<number>) {

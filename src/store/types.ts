@@ -131,7 +131,7 @@ export interface EventStore<E extends StoreEvent> {
   /**
    * How many turns (distinct `turnId`s) the sessions of `owner` hold (`RecentQuery.owner`; every session's when
    * undefined). Kept beside the logs and changed with the write that adds a turn or deletes a session, so it costs
-   * the same however many sessions there are (docs/storage.md, "Kept turn totals").
+   * the same however many sessions there are (docs/sessions.md, "Kept turn totals").
    */
   turnTotal(owner?: string): Promise<number>;
   /** The session's turns in the order of their first event, only those `range` asks for; costs the turns it answers. */
