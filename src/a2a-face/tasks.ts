@@ -125,10 +125,16 @@ const precedes = (listed: Listed, session: { id: string; updatedAt: string }): b
  * A page of the caller's tasks by status time, newest first (A2A v1.0 §3.1.4). Sessions are taken from the store's
  * index by update time, most recent first, and reading stops once a page's worth of tasks (and one more) comes
  * before the next session: a page costs the sessions it reads, not how many the caller has.
+ * `totalSize` (a task is a turn): without filters, the store's kept turn total of the caller's sessions (exact, read
+ * at once); for one `contextId` alone, that session's turns; with `status` or `statusTimestampAfter`, a lower bound
+ * (the tasks up to this page's end, plus one when another page follows).
  */
 export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery) {
   const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
+  const unfiltered = keep === undefined;
+  const kept = unfiltered && only === undefined ? follower.turnTotal(sessions.listedOwner) : undefined;
+  kept?.catch(() => undefined); // awaited below
   const ordered = follower.sessionsByRecency(sessions.listedOwner, only);
   let found: Listed[] = [];
   try {
@@ -158,6 +164,7 @@ export async function listTasks(follower: TurnFollower, sessions: SessionAccess,
   const last = page.at(-1);
   const nextPageToken = more && last ? encodeToken({ ...positionOf(last), before: before + page.length }) : '';
   const counted =
-    only !== undefined && keep === undefined ? await follower.turnCount(only) : before + page.length + (more ? 1 : 0);
+    (await kept) ??
+    (unfiltered && only !== undefined ? await follower.turnCount(only) : before + page.length + (more ? 1 : 0));
   return { tasks: page.map((l) => l.view), nextPageToken, totalSize: counted };
 }

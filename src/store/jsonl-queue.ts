@@ -27,11 +27,17 @@ export interface SessionQueueOptions<E extends StoreEvent> {
   turnIndexes: JsonlTurnIndexes<E>;
   ensureDir: () => Promise<void>;
   storeError: (e: unknown, op: string, sessionId?: string) => AppError;
+  /**
+   * Whether writes must know their sessions' turns (the kept turn totals, jsonl-recency.ts): an append then loads its
+   * session's turn index first and holds it through the write (it may leave memory meanwhile: another session's
+   * load), so the batch is indexed and its acknowledgement counts the session's turns.
+   */
+  countsTurns: () => boolean;
 }
 
 export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOptions<E>) {
-  const { log, journal, ready, cache, pool, turnIndexes, ensureDir, storeError } = options;
-  const { ensureLoaded, setState, extend, settle, slotOf } = cache;
+  const { log, journal, ready, cache, pool, turnIndexes, ensureDir, storeError, countsTurns } = options;
+  const { loadForWrite, setState, extend, settle, slotOf } = cache;
   type S = Slot<E>;
   /** Awaited by `close`. */
   const drains = new Set<Promise<void>>();
@@ -101,7 +107,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     try {
       await ready();
       await ensureDir();
-      const state = await ensureLoaded(slot);
+      const { state, turns } = await loadForWrite(slot, countsTurns());
       let seq = state.events.at(-1)?.seq ?? 0;
       const first = seq + 1;
       const lines: string[] = [];
@@ -132,10 +138,10 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
         throw failed.e;
       }
       if (gen) journal?.written(gen);
-      if (state.turns) turnIndexes.written(state.turns, lines, results.flat(), state.size);
+      if (turns) turnIndexes.written(turns, lines, results.flat(), state.size);
       state.size += bytes.length;
       extend(state, results.flat(), weights);
-      batch.forEach((op, i) => op.resolve(results[i] ?? []));
+      batch.forEach((op, i) => op.resolve(results[i] ?? [], turns?.order.length));
     } catch (e) {
       const err = storeError(e, 'append', slot.id);
       for (const op of batch) op.reject(err);

@@ -120,6 +120,12 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     return state;
   };
 
+  /** The session's window, and its turn index when `withTurns` (else only when in memory). */
+  const loadForWrite = async (slot: S, withTurns: boolean) => {
+    const state = await ensureLoaded(slot);
+    return { state, turns: state.turns ?? (withTurns ? await turnsOf(slot) : undefined) };
+  };
+
   /** The newest event of `types`: in the window, else read backwards only as far as it (a text test first). */
   const latestOf =
     (types: readonly string[]) =>
@@ -131,7 +137,19 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
       return loads.run(() => readLastEvent(slot.path, parseEvent, slot.id, types));
     };
 
-  return { slots, windowOf, extend, slotOf, setState, settle, ensureLoaded, loadSince, turnsOf, latestOf };
+  return {
+    slots,
+    windowOf,
+    extend,
+    slotOf,
+    setState,
+    settle,
+    ensureLoaded,
+    loadForWrite,
+    loadSince,
+    turnsOf,
+    latestOf,
+  };
 }
 
 export type SessionCache<E extends StoreEvent> = ReturnType<typeof createSessionCache<E>>;

@@ -19,7 +19,7 @@ import { fileNameOf } from './session-file-name.ts';
 import { storeGuard } from './session-id.ts';
 import { fileStoreId } from './store-id.ts';
 import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
-import { eventsOfTurn, turnPage } from './turn-index.ts';
+import { eventsOfTurn, turnOf, turnPage } from './turn-index.ts';
 import type { EventStore, StoreEvent, StoredEvent } from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
@@ -95,9 +95,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     await ready();
     return listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
   };
-  const recency = createJsonlRecency(() => listed());
-  const placed = (sessionId: string, last: StoredEvent<E> | undefined) =>
-    last && recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts });
+  const known = (id: string) => slots.get(id)?.state?.turns?.order.length; // an index in memory holds every write
+  const recency = createJsonlRecency(listed, async (id) => known(id) ?? loads.run(() => turnIndexes.count(id)));
   const { enqueue, task, drains } = createSessionQueue<E>({
     log,
     journal,
@@ -107,6 +106,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     turnIndexes,
     ensureDir,
     storeError,
+    countsTurns: recency.active,
   });
 
   return {
@@ -115,7 +115,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       if (!batch) return [];
       const { jsons, ts } = batch;
       return new Promise<StoredEvent<E>[]>((resolve, reject) => {
-        const done = (stored: StoredEvent<E>[]) => (placed(sessionId, stored.at(-1)), resolve(stored));
+        const done = (stored: StoredEvent<E>[], turns?: number) => resolve(recency.placed(sessionId, stored, turns));
         enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve: done, reject });
       });
     },
@@ -147,8 +147,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           size: bytes.length,
           checked: false,
         });
-        placed(sessionId, stored.at(-1));
-        return stored;
+        return recency.placed(sessionId, stored, new Set(stored.flatMap((e) => turnOf(e.event) ?? [])).size);
       });
     },
 
@@ -201,11 +200,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async list(range) {
       guard();
-      try {
-        return await listed(range);
-      } catch (e) {
-        throw storeError(e, 'list');
-      }
+      return listed(range).catch((e: unknown) => Promise.reject(storeError(e, 'list')));
     },
 
     async recent(query) {
@@ -213,16 +208,21 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       return recency.page(query).catch((e: unknown) => Promise.reject(storeError(e, 'recent')));
     },
 
+    async turnTotal(owner) {
+      guard();
+      return recency.turnTotal(owner).catch((e: unknown) => Promise.reject(storeError(e, 'turnTotal')));
+    },
+
     async has(sessionId) {
       guard(sessionId);
       const loaded = slots.get(sessionId)?.state;
       if (loaded) return loaded.events.length > 0; // holds exactly the acknowledged events
-      try {
-        await ready();
-        return (await readLastEvent(join(dir, fileNameOf(sessionId)), parseEvent, sessionId)) !== undefined;
-      } catch (e) {
-        throw storeError(e, 'has', sessionId);
-      }
+      return ready()
+        .then(() => readLastEvent(join(dir, fileNameOf(sessionId)), parseEvent, sessionId))
+        .then(
+          (last) => last !== undefined,
+          (e: unknown) => Promise.reject(storeError(e, 'has', sessionId)),
+        );
     },
 
     async delete(sessionId) {

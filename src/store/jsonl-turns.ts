@@ -10,10 +10,13 @@ import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { loadLog, readBytes, removeStaleNewFiles, type LoadedLog } from './jsonl-file.ts';
+import { fileNameOf } from './session-file-name.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } from './turn-index.ts';
 import type { StoreDeps, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
 
 const TURNS_DIR = '.agentd-turns';
+/** A count (`count`) saves the index it built over at least this many bytes of log. */
+const SAVE_COUNTED_BYTES = 64 * 1024;
 /** Names of the files a save writes before renaming them. */
 const NEW_PREFIX = '.new-';
 
@@ -171,6 +174,25 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
         ends.push((at += Buffer.byteLength(line) + 1));
       }
       indexLines(turns, { events, starts, ends });
+    },
+
+    /**
+     * How many turns the session's log holds, from its saved index (and the lines after it) or the whole log, without
+     * holding the session's turn: a build that lets writes made meanwhile win (jsonl-recency.ts). An index it had to
+     * build over `SAVE_COUNTED_BYTES` or more of log is saved (in the background), so the next count reads it; a short
+     * log is read again rather than written beside.
+     */
+    async count(sessionId: string): Promise<number> {
+      const logPath = join(dir, fileNameOf(sessionId));
+      const turns = (await readSaved(logPath)) ?? emptyTurns();
+      const from = turns.toEnd;
+      const rest = await loadLog(logPath, sessionId, log, parseEvent, from);
+      if (rest) indexLines(turns, rest);
+      if (turns.toEnd - from >= SAVE_COUNTED_BYTES) {
+        const saved = save(logPath, turns).finally(() => saves.delete(saved));
+        saves.add(saved);
+      }
+      return turns.order.length;
     },
 
     flushed: async (): Promise<void> => void (await Promise.allSettled([...saves])),

@@ -46,7 +46,8 @@ export interface AppendOp<E extends StoreEvent> {
   kind: 'append';
   jsons: string[];
   ts: string;
-  resolve: (stored: StoredEvent<E>[]) => void;
+  /** `turns`: how many turns the session holds after the batch, when its turn index was in memory. */
+  resolve: (stored: StoredEvent<E>[], turns?: number) => void;
   reject: (e: unknown) => void;
 }
 /** Any other operation in the session's turn; `run` never rejects. */

@@ -36,7 +36,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       const stored = jsons.map((json) => storedEvent<E>(++seq, ts, sessionId, json));
       for (const e of stored) stream.push(e);
       index(sessionId, stored);
-      recency.set({ id: sessionId, lastSeq: seq, updatedAt: ts });
+      recency.set({ id: sessionId, lastSeq: seq, updatedAt: ts }, turns.get(sessionId)?.order.length);
       return stored;
     },
 
@@ -50,7 +50,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
       turns.delete(sessionId);
       index(sessionId, stored);
       const last = stored.at(-1)!;
-      recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts });
+      recency.set({ id: sessionId, lastSeq: last.seq, updatedAt: last.ts }, turns.get(sessionId)?.order.length);
       return stored;
     },
 
@@ -91,6 +91,11 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
     async recent(query) {
       guard();
       return recency.page(query);
+    },
+
+    async turnTotal(owner) {
+      guard();
+      return recency.turnTotal(owner);
     },
 
     async has(sessionId) {

@@ -12,19 +12,22 @@
  *   wrote), drops a member whose session is gone and moves one whose time changed (the same).
  */
 
-/** Lua: `placeRecent(key, old, ts)` moves a session from the time in its old hash entry (false: none) to `ts` (nil: out). */
-const placeRecent = (recent: string, byOwner: string) => `
-local function rankOf(ts)
-  local b = {string.byte(ts, 1, 32)}
-  for i = 1, 32 do b[i] = 255 - (b[i] or 0) end
-  return string.char(unpack(b))
-end
+/** Lua: `tagOf(key)`, the key's owner as the index tags it (`NUL owner NUL`, or `\1` for a key without one). */
+export const TAG_OF = `
 local function tagOf(key)
   if string.byte(key, 1) == 0 then
     local e = string.find(key, '\\0', 2, true)
     if e then return string.sub(key, 1, e) end
   end
   return '\\1'
+end`;
+
+/** Lua: `placeRecent(key, old, ts)` moves a session from the time in its old hash entry (false: none) to `ts` (nil: out). */
+const placeRecent = (recent: string, byOwner: string) => `${TAG_OF}
+local function rankOf(ts)
+  local b = {string.byte(ts, 1, 32)}
+  for i = 1, 32 do b[i] = 255 - (b[i] or 0) end
+  return string.char(unpack(b))
 end
 local function timeOf(value) return string.match(value, '^[^ ]* ([^ ]*)') or '' end
 local function placeRecent(key, old, ts)

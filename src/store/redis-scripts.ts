@@ -1,38 +1,47 @@
 /**
  * The Redis store's scripts: a script runs alone, so each write is one step. KEYS of APPEND, CREATE and DELETE:
- * stream, index, last, ordered index, turns, turn order, recent, recent by owner (the store's `keysOf`; the last
- * two: redis-recency.ts).
+ * stream, index, last, ordered index, turns, turn order, recent, recent by owner (redis-recency.ts), turn counts,
+ * turn totals (redis-turn-counts.ts): the store's `keysOf`.
  */
 import { PLACE_RECENT } from './redis-recency.ts';
+import { KEEP_TURNS } from './redis-turn-counts.ts';
 import { APPEND_INDEX_START } from './redis-turns.ts';
 import { compareKeys } from './session-range.ts';
 import type { SessionRange } from './types.ts';
 
+const TURN_COUNTS = KEEP_TURNS('KEYS[9]', 'KEYS[10]');
+
 /**
  * Appends a batch with entry ids `0-<seq>` continuing the stream (gap-free), and updates the index (`<lastSeq> <ts>`),
- * the sorted index (a new session's key), `last` (type → seq of its latest event), the turn index (redis-turns.ts)
- * and the index by recency (redis-recency.ts). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n),
- * fence ('' for none). KEYS: `keysOf`'s, then the session's fencing token (src/redis `sessionFenceKey`). Returns the
- * last seq, or -1 (nothing written) when a fence is given that is not the session's latest token.
+ * the sorted index (a new session's key), `last` (type → seq of its latest event), the turn index (redis-turns.ts),
+ * the index by recency (redis-recency.ts) and the kept turn counts (the turns new to the index; a session whose index
+ * lags is left uncounted). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n), fence ('' for none).
+ * KEYS: `keysOf`'s, then the session's fencing token (src/redis `sessionFenceKey`). Returns the last seq, or -1
+ * (nothing written) when a fence is given that is not the session's latest token.
  */
-export const APPEND = `${PLACE_RECENT}
+export const APPEND = `${PLACE_RECENT}${TURN_COUNTS}
 local fence = ARGV[4 + 3 * tonumber(ARGV[3])]
-if fence ~= '' and redis.call('GET', KEYS[9]) ~= fence then return -1 end
+if fence ~= '' and redis.call('GET', KEYS[11]) ~= fence then return -1 end
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
 ${APPEND_INDEX_START}
-local n = tonumber(ARGV[3])
+local kept = redis.call('HEXISTS', KEYS[9], ARGV[1]) == 1
+if kept and not (indexed and top[1]) then uncount(ARGV[1]); kept = false end
+local n, added = tonumber(ARGV[3]), 0
 local seqs = {}
 for i = 1, n do
   last = last + 1
   redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[3 + 2 * n + i])
   seqs[#seqs + 1] = ARGV[3 + i]
   seqs[#seqs + 1] = last
-  if indexed then indexTurn(ARGV[3 + n + i], last) end
+  if indexed and indexTurn(ARGV[3 + n + i], last) then added = added + 1 end
 end
 redis.call('HSET', KEYS[3], unpack(seqs))
-if indexed then redis.call('HSET', KEYS[5], '', last) end
+if indexed then
+  redis.call('HSET', KEYS[5], '', last)
+  if kept then addTurns(ARGV[1], added) else setTurns(ARGV[1], redis.call('ZCARD', KEYS[6])) end
+end
 placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
@@ -42,8 +51,9 @@ return last`;
  * indexes it as APPEND does. The seqs were checked to ascend before, so no XADD is refused and it never stops
  * halfway. ARGV: sessionId, then seq, ts, type, turn, json per event.
  */
-export const CREATE = `${PLACE_RECENT}
+export const CREATE = `${PLACE_RECENT}${TURN_COUNTS}
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+uncount(ARGV[1])
 redis.call('DEL', KEYS[3])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 local top, last = {}, 0
@@ -56,18 +66,20 @@ for i = 2, #ARGV, 5 do
   last, ts = ARGV[i], ARGV[i + 1]
 end
 redis.call('HSET', KEYS[5], '', last)
+setTurns(ARGV[1], redis.call('ZCARD', KEYS[6]))
 placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), ts)
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
 /**
- * Deletes a session's stream, `last`, turn index, fencing token (KEYS[9]: a later lease's token comes from Redis'
- * clock, still greater) and index entries; returns how many streams went (0 or 1).
+ * Deletes a session's stream, `last`, turn index, fencing token (KEYS[11]: a later lease's token comes from Redis'
+ * clock, still greater), index entries and kept turn count; returns how many streams went (0 or 1).
  */
-export const DELETE = `${PLACE_RECENT}
+export const DELETE = `${PLACE_RECENT}${TURN_COUNTS}
 local n = redis.call('DEL', KEYS[1])
 placeRecent(ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]), nil)
-redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[9])
+uncount(ARGV[1])
+redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[11])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return n`;

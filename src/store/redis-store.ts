@@ -18,6 +18,7 @@ import { APPEND, CREATE, DELETE, lexBounds, PAGE } from './redis-scripts.ts';
 import { RECENT } from './redis-recency.ts';
 import { namespacePrefix } from '../session-id.ts';
 import { entriesOf, READ_TURN, spansOf, TURNS } from './redis-turns.ts';
+import { keptTurnTotals } from './redis-turn-totals.ts';
 import { turnOf } from './turn-index.ts';
 import type { EventStore, SessionInfo, StoreDeps, StoreEvent, StoredEvent } from './types.ts';
 
@@ -26,6 +27,9 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   /** Prefix of every key (default `agentd:`), so several deployments can share one Redis. */
   keyPrefix: string;
 }
+
+/** An owner as the index by recency and the turn totals tag it (redis-recency.ts `TAG_OF`). */
+const tagOf = (owner: string): string => (owner === '' ? '\u0001' : namespacePrefix(owner));
 
 /** APPEND's arguments (redis-scripts.ts) for a batch of `events`, as `jsons`, stored at `ts`. */
 const appendArgs = (sessionId: string, ts: string, events: readonly StoreEvent[], jsons: string[], fence?: number) => [
@@ -38,13 +42,37 @@ const appendArgs = (sessionId: string, ts: string, events: readonly StoreEvent[]
   fence?.toString() ?? '',
 ];
 
+/** A session's `<lastSeq> <ts>` in the sessions hash, as info. */
+const infoOf = (id: string, value: string): SessionInfo => {
+  const [seq = '0', updatedAt = ''] = value.split(' ');
+  return { id, lastSeq: Number(seq), updatedAt };
+};
+
+/** A stream entry as a stored event; `undefined` (with a warning) when it holds no valid event. */
+const entryParser =
+  <E extends StoreEvent>(parseEvent: StoreDeps<E>['parseEvent'], log: StoreDeps<E>['log']) =>
+  (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
+    let event: E | undefined;
+    try {
+      event = parseEvent(JSON.parse(message.e ?? ''));
+    } catch {
+      event = undefined;
+    }
+    if (!event || message.ts === undefined) {
+      log.warn({ sessionId, id }, 'redis store: skipped an entry that is not a valid event');
+      return undefined;
+    }
+    return deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event });
+  };
+
 /**
  * The Redis EventStore: one Stream per session as its log, and an index of the sessions (listing never scans keys).
  * - Every call is one command (or script, redis-scripts.ts) sent at call time on one connection, so a session's
  *   operations apply in call order.
  * - Keys: `<prefix>{s:<id>}:ev`, `:last`, `:turns`, `:turn-order` (one Cluster slot per session), `<prefix>sessions`
  *   (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order), `<prefix>open-turns` (the
- *   keys of sessions with a turn open: `markOpenTurn`) and `<prefix>store-id`.
+ *   keys of sessions with a turn open: `markOpenTurn`), `<prefix>store-id`, the index by recency (redis-recency.ts)
+ *   and the kept turn totals (`<prefix>turn-counts`, `<prefix>turn-totals`: redis-turn-counts.ts).
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls fail at once with
  *   SERVICE_UNAVAILABLE until it is back; `watchMedium` watchers hear of both.
  */
@@ -58,10 +86,13 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const openTurns = `${keyPrefix}open-turns`;
   const recent = `${keyPrefix}recent`;
   const recentByOwner = `${keyPrefix}recent-by-owner`;
+  const turnCounts = `${keyPrefix}turn-counts`;
+  const turnTotals = `${keyPrefix}turn-totals`;
   const key = (sessionId: string, name: 'ev' | 'last' | 'turns' | 'turn-order') =>
     `${keyPrefix}{s:${sessionId}}:${name}`;
-  /** The turn index scripts' keys. */
+  /** A session's turn index (its stream, turns and turn order), and the READ_TURN and TURNS scripts' keys. */
   const turnKeys = (id: string) => [key(id, 'ev'), key(id, 'turns'), key(id, 'turn-order')];
+  const turnReadKeys = (id: string) => [...turnKeys(id), turnCounts, turnTotals];
   /** APPEND's, CREATE's and DELETE's keys. */
   const keysOf = (id: string) => [
     key(id, 'ev'),
@@ -72,32 +103,24 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     key(id, 'turn-order'),
     recent,
     recentByOwner,
+    turnCounts,
+    turnTotals,
   ];
   /** APPEND's and DELETE's keys: `keysOf`'s and the session's fencing token. */
   const fencedKeysOf = (id: string) => [...keysOf(id), sessionFenceKey(keyPrefix, id)];
-  const infoOf = (id: string, value: string): SessionInfo => {
-    const [seq = '0', updatedAt = ''] = value.split(' ');
-    return { id, lastSeq: Number(seq), updatedAt };
-  };
-  const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
-    let event: E | undefined;
-    try {
-      event = parseEvent(JSON.parse(message.e ?? ''));
-    } catch {
-      event = undefined;
-    }
-    if (!event || message.ts === undefined) {
-      log.warn({ sessionId, id }, 'redis store: skipped an entry that is not a valid event');
-      return undefined;
-    }
-    return deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event });
-  };
+  const parseEntry = entryParser(parseEvent, log);
   let closed = false;
   const guard = storeGuard(() => closed);
   const failure = storageFailure(log, where, 'event store');
   /** Runs a script; a failure rejects as `failure(op)` says. */
   const run = (script: string, keys: string[], args: string[], op: string) =>
     client.eval(script, { keys, arguments: args }).catch(failure(op));
+  const totalOf = keptTurnTotals({
+    client: { hScan: (hash, cursor) => client.hScan(hash, cursor, { COUNT: 500 }).catch(failure('turnTotal')) },
+    run: (script, keys, args) => run(script, keys, args, 'turnTotal'),
+    keys: { counts: turnCounts, totals: turnTotals, sessions: index, turnKeys },
+    log,
+  });
   const identity = madeOnce(
     async () => (await run(REDIS_STORE_ID, [`${keyPrefix}store-id`], [newStoreId()], 'storeId')) as string,
   );
@@ -164,12 +187,12 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async turns(sessionId, range) {
       guard(sessionId);
       const args = [String(range?.after ?? 0), range?.limit === undefined ? '' : String(range.limit)];
-      return spansOf(await run(TURNS, turnKeys(sessionId), args, 'read'));
+      return spansOf(await run(TURNS, turnReadKeys(sessionId), [...args, sessionId], 'read'));
     },
 
     async readTurn(sessionId, turnId, since = 0) {
       guard(sessionId);
-      const reply = await run(READ_TURN, turnKeys(sessionId), [turnId, String(since)], 'read');
+      const reply = await run(READ_TURN, turnReadKeys(sessionId), [turnId, String(since), sessionId], 'read');
       return entriesOf(reply).flatMap(({ id, message }) => {
         const stored = parseEntry(sessionId, id, message);
         return stored && turnOf(stored.event) === turnId ? [stored] : [];
@@ -194,12 +217,17 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async recent({ owner, after, limit }) {
       guard();
-      const tag = owner === undefined ? '' : owner === '' ? '\u0001' : namespacePrefix(owner);
+      const tag = owner === undefined ? '' : tagOf(owner);
       const args = [tag, after?.updatedAt ?? '', after?.id ?? '', String(limit)];
       const [total, flat] = (await run(RECENT, [recent, recentByOwner, index], args, 'recent')) as [number, string[]];
       const sessions: SessionInfo[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) sessions.push(infoOf(flat[i] as string, flat[i + 1] as string));
       return { sessions, total: Number(total) };
+    },
+
+    async turnTotal(owner) {
+      guard();
+      return totalOf(owner === undefined ? '*' : tagOf(owner));
     },
 
     async has(sessionId) {

@@ -128,6 +128,12 @@ export interface EventStore<E extends StoreEvent> {
    * meanwhile; one updated between pages moves ahead of the cursor, so the pages still to come do not list it.
    */
   recent(query: RecentQuery): Promise<RecentPage>;
+  /**
+   * How many turns (distinct `turnId`s) the sessions of `owner` hold (`RecentQuery.owner`; every session's when
+   * undefined). Kept beside the logs and changed with the write that adds a turn or deletes a session, so it costs
+   * the same however many sessions there are (docs/sessions.md, "Kept turn totals").
+   */
+  turnTotal(owner?: string): Promise<number>;
   /** The session's turns in the order of their first event, only those `range` asks for; costs the turns it answers. */
   turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]>;
   /** The events of one turn with seq > since, in order ([] for an unknown turn); costs what the turn spans. */

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import fs, { existsSync, readdirSync } from 'node:fs';
-import { appendFile, mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createStore } from '../../src/store/index.ts';
@@ -414,6 +414,30 @@ describe('jsonl store: files', () => {
     writes.mockRestore();
     expect((await store.append('w', [user('2 again')]))[0]?.seq).toBe(2);
     expect(contents(await openStore(dir).store.read('w'))).toEqual(['1', '2 again']);
+  });
+
+  it('counts the turns of files written before totals were kept once, at the first total after a start (without saved turn indexes: from the logs), then keeps them with every write past the index cache', async () => {
+    const dir = await tempDir();
+    const first = openStore(dir);
+    const alice = (id: string) => sessionKey('alice', id);
+    for (let i = 0; i < 10; i++) await first.store.append(alice(`s${i}`), [user('q', 't1'), user('r', 't2')]);
+    await first.store.append('plain', [user('q', 't1')]);
+    await first.store.close();
+    await rm(join(dir, '.agentd-turns'), { recursive: true, force: true }); // as an agentd without saved indexes left it
+    // Two turn indexes in memory at most: the appends below load and drop them, the totals are kept all the same.
+    const second = openStore(dir, { maxIndexedSessions: 2, maxCachedSessions: 2 });
+    await second.store.open();
+    expect(await Promise.all([second.store.turnTotal(), second.store.turnTotal('alice')])).toEqual([21, 20]);
+    for (let i = 0; i < 10; i++)
+      await second.store.append(alice(`s${i}`), [user('n', `t${3 + (i % 2)}`), user('o', 't1')]);
+    await second.store.delete('plain');
+    expect(
+      await Promise.all([second.store.turnTotal(), second.store.turnTotal('alice'), second.store.turnTotal('')]),
+    ).toEqual([30, 30, 0]);
+    await second.store.close();
+    expect(await readdir(join(dir, '.agentd-turns'))).toHaveLength(10); // the indexes the appends loaded, saved as they left
+    const third = openStore(dir);
+    expect(await third.store.turnTotal('alice')).toBe(30);
   });
 
   it('is what createStore builds for { type: "jsonl" }', async () => {

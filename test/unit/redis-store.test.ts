@@ -6,6 +6,7 @@ import { parseSessionEvent, type SessionEvent } from '../../src/conversation/ses
 import { createRedisStore } from '../../src/store/redis-store.ts';
 import { sessionKey } from '../../src/session-id.ts';
 import { sessionFenceKey } from '../../src/redis/index.ts';
+import type { EventStore } from '../../src/store/types.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
 import { eventStoreContract, manualClock, user, type ContractSubject } from './store-contract.ts';
@@ -133,6 +134,69 @@ describe.skipIf(!enabled)('redis store', () => {
     } finally {
       await raw.close();
       await store.close();
+    }
+  });
+
+  it('counts the turns of a store written before turn totals were kept once, logged (a backfill that indexes lagging streams), and recounts a stream an older agentd appended to', async () => {
+    const prefix = `totals${randomUUID()}:`;
+    const { store } = await open(prefix);
+    const raw = createClient({ url: redis!.url });
+    await raw.connect();
+    const lines: { msg: string; sessions?: number }[] = [];
+    const logged = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as never) });
+    const reopened = () =>
+      createRedisStore<SessionEvent>({
+        url: redis!.url,
+        keyPrefix: prefix,
+        log: logged,
+        parseEvent: parseSessionEvent,
+      });
+    const later = [reopened(), reopened()];
+    const alice = sessionKey('alice', 'x');
+    const bob = sessionKey('bob', 'z');
+    try {
+      await store.append(alice, [user('1', 't1'), user('2', 't2'), user('3', 't1')]);
+      await store.append(bob, [user('1', 't1')]);
+      await store.append('plain', [user('1', 't1')]);
+      // As an older agentd left it: no kept totals, and one stream without a turn index.
+      await raw.del([
+        `${prefix}turn-counts`,
+        `${prefix}turn-totals`,
+        `${prefix}{s:${bob}}:turns`,
+        `${prefix}{s:${bob}}:turn-order`,
+      ]);
+      const [first, second] = later as [EventStore<SessionEvent>, EventStore<SessionEvent>];
+      await first.open();
+      expect(
+        await Promise.all([first.turnTotal(), first.turnTotal('alice'), first.turnTotal('bob'), first.turnTotal('')]),
+      ).toEqual([4, 2, 1, 1]);
+      const backfills = () => lines.filter((l) => l.msg.includes('counted the turns')).length;
+      expect(lines.find((l) => l.msg.includes('counted the turns'))?.sessions).toBe(3);
+      expect(await first.turnTotal('alice')).toBe(2);
+      expect(backfills()).toBe(1); // once: every session is counted from here
+      // An older agentd appends to alice's session (the stream alone, a new turn); the next append here uncounts
+      // the session (its index lags), and the next total counts it again.
+      await raw.xAdd(`${prefix}{s:${alice}}:ev`, '0-4', {
+        ts: '2025-01-02T03:04:05.678Z',
+        e: JSON.stringify(user('4', 't3')),
+      });
+      await raw.hSet(`${prefix}sessions`, alice, '4 2025-01-02T03:04:05.678Z');
+      await first.append(alice, [user('5', 't4')]);
+      await second.open();
+      expect(await second.turnTotal('alice')).toBe(4);
+      expect(await second.turnTotal()).toBe(6);
+      // A read that brings a counted session's index up to date counts it again at once.
+      await raw.xAdd(`${prefix}{s:${bob}}:ev`, '0-2', {
+        ts: '2025-01-02T03:04:05.678Z',
+        e: JSON.stringify(user('2', 't2')),
+      });
+      await raw.hSet(`${prefix}sessions`, bob, '2 2025-01-02T03:04:05.678Z');
+      expect(await second.turns(bob)).toHaveLength(2);
+      expect(await Promise.all([second.turnTotal('bob'), second.turnTotal()])).toEqual([2, 7]);
+    } finally {
+      await raw.close();
+      await store.close();
+      await Promise.all(later.map((s) => s.close()));
     }
   });
 

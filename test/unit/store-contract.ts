@@ -5,6 +5,7 @@ import type { EventStore } from '../../src/store/types.ts';
 import { namespacePrefix, sessionKey } from '../../src/session-id.ts';
 import { compareKeys } from '../../src/store/index.ts';
 import { recencyContract } from './store-recency-contract.ts';
+import { turnTotalsContract } from './store-turn-totals-contract.ts';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
@@ -119,6 +120,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     });
 
     recencyContract(subject, opened);
+    turnTotalsContract(subject, opened);
 
     it('marks the sessions with a turn open, in call order, for another store over the medium (engines that keep them)', async () => {
       const { store, reopen } = await subject();

@@ -138,6 +138,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     sessionsByRecency: (owner: string | undefined, only?: string) => sessionsByRecency(store, owner, only),
     turnIds: async (sessionId: string): Promise<string[]> => (await store.turns(sessionId)).map((t) => t.turnId),
     turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
+    /** How many turns the sessions of `owner` hold (every session's when undefined): kept by the store, not counted. */
+    turnTotal: (owner: string | undefined): Promise<number> => store.turnTotal(owner),
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),
     unwatchInterest: (sessionId: string): void => interest?.unwatch(sessionId),
     async replay(

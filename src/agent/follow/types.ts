@@ -16,4 +16,7 @@ export interface FrameInterest {
  */
 export type FollowBus = Pick<Bus<CommandSpec, EventSpec>, 'onSession'>;
 
-export type FollowStore = Pick<EventStore<SessionEvent>, 'read' | 'readTurn' | 'turns' | 'list' | 'recent'>;
+export type FollowStore = Pick<
+  EventStore<SessionEvent>,
+  'read' | 'readTurn' | 'turns' | 'list' | 'recent' | 'turnTotal'
+>;
