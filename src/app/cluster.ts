@@ -5,8 +5,9 @@
  */
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
-import { SESSION_COMMANDS, TAKE_OVER_COMMAND } from '../agent/index.ts';
+import { SESSION_COMMANDS, SESSION_EVENT_TYPES, TAKE_OVER_COMMAND } from '../agent/index.ts';
 import { createCluster } from '../cluster/index.ts';
+
 import type { Logger } from '../log/index.ts';
 import type { EventStore, StoreEvent } from '../store/index.ts';
 import { TOOL_SERVER_COMMANDS } from '../tools/index.ts';
@@ -26,7 +27,7 @@ export function clusterOf(
     clock: Clock;
     ids: IdSource;
     bus: AppBus;
-    store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read'>;
+    store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read' | 'latest'>;
   },
   agent: () => HeldSessions,
 ) {
@@ -40,6 +41,7 @@ export function clusterOf(
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
     readFacts: (sessionId, since) => store.read(sessionId, since),
+    lastSeq: async (sessionId) => (await store.latest(sessionId, SESSION_EVENT_TYPES))?.seq ?? 0,
     sessions: {
       holds: (id) => agent().holds(id),
       drop: (id) => void agent().drop(id, 'moved'),

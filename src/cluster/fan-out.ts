@@ -13,6 +13,8 @@ export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix
   bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
   /** A session's stored facts after seq `since` (the event store): what fills a gap in a watched session's facts. */
   readFacts?: (sessionId: string, since: number) => Promise<readonly StoredFact[]>;
+  /** A session's last seq (0: none): where a new watch measures gaps from. */
+  lastSeq?: (sessionId: string) => Promise<number>;
 }
 
 /** The bus event of a stored fact (src/agent `STORED_EVENT`): numbered by seq, readable again from the store. */
@@ -163,9 +165,11 @@ export function createFanOut(options: FanOutOptions) {
     }
     const ready = subscriber
       .subscribe(channel(sessionId), onMessage)
-      .then(() => {
+      .then(async () => {
         if (watched.get(sessionId)?.ready === ready) subscribed.add(sessionId);
-        return announce(sessionId);
+        const last = gaps && options.lastSeq?.(sessionId).catch(() => 0);
+        await announce(sessionId);
+        if (last) gaps?.known(sessionId, await last);
       })
       .catch((err: unknown) => {
         log.warn({ err: messageOf(err), sessionId }, 'cluster: could not subscribe to a session');

@@ -6,7 +6,9 @@
  * Contracts:
  * - Each session's facts (`agent.stored`, numbered by seq) are emitted here in seq order, each once: a fact no newer
  *   than the newest one heard (relayed, read back, or stored by this instance: `heard`) is dropped; one past the
- *   next seq first brings the missing ones from the store (`read`), in order.
+ *   next seq first brings the missing ones from the store (`read`), in order. Before the first fact of a watch, the
+ *   session's last seq as the watch began (`known`) is where a gap is measured from: the facts up to it are the
+ *   watcher's replay's, so none is read back or dropped for it.
  * - `reread(sessionId)` (Redis is back) reads what was stored after the newest fact heard and emits it: what was
  *   published while this instance's subscription was away; a failed read is tried again 5 times, from 250 ms apart
  *   doubling (the store's connection may come back after the subscriber's).
@@ -42,6 +44,8 @@ const REREAD_MS = 250;
 interface SessionGaps {
   /** The newest seq heard (0: none yet, nothing to compare with). */
   newest: number;
+  /** The session's last seq when its watch began (`known`): a later fact past it shows a gap; none is dropped for it. */
+  known: number;
   /** Relayed events waiting behind a read in flight. */
   waiting: (() => void)[] | undefined;
 }
@@ -51,7 +55,7 @@ export function createGapRepair(options: GapRepairOptions) {
   const sessions = new Map<string, SessionGaps>();
   const of = (sessionId: string): SessionGaps => {
     let gaps = sessions.get(sessionId);
-    if (!gaps) sessions.set(sessionId, (gaps = { newest: 0, waiting: undefined }));
+    if (!gaps) sessions.set(sessionId, (gaps = { newest: 0, known: 0, waiting: undefined }));
     return gaps;
   };
   const seqOf = (name: string, payload: unknown): number | undefined =>
@@ -59,12 +63,16 @@ export function createGapRepair(options: GapRepairOptions) {
       ? (payload as StoredFact).seq
       : undefined;
 
-  /** Holds the session's relayed events (`then` first), reads and emits the facts after `newest` and before `until`, then lets them go. */
+  /** Where a gap begins: the newest fact heard, or the session's last when its watch began if that is newer. */
+  const floorOf = (gaps: SessionGaps) => Math.max(gaps.newest, gaps.known);
+
+  /** Holds the session's relayed events (`then` first), reads and emits the facts past the floor and before `until`, then lets them go. */
   async function fill(sessionId: string, gaps: SessionGaps, until: number, then?: () => void): Promise<boolean> {
     gaps.waiting = then ? [then] : [];
     let filled = true;
     try {
-      const found = (await read(sessionId, gaps.newest)).filter((s) => s.seq < until && s.seq > gaps.newest);
+      const floor = floorOf(gaps);
+      const found = (await read(sessionId, floor)).filter((s) => s.seq < until && s.seq > Math.max(floor, gaps.newest));
       if (found.length > 0)
         log.info({ sessionId, seqs: found.map((s) => s.seq) }, 'cluster: facts read back for a gap');
       for (const s of found) {
@@ -86,7 +94,7 @@ export function createGapRepair(options: GapRepairOptions) {
   /** `reread`, tried again while the store is not back yet (its connection may come back after the subscriber's). */
   function rereadFrom(sessionId: string, attempt: number): void {
     const gaps = of(sessionId);
-    if (gaps.newest === 0 || gaps.waiting) return;
+    if (floorOf(gaps) === 0 || gaps.waiting) return;
     void fill(sessionId, gaps, Infinity).then((filled) => {
       if (!filled && attempt < REREADS && sessions.get(sessionId) === gaps)
         setTimeout(() => rereadFrom(sessionId, attempt + 1), REREAD_MS * 2 ** attempt).unref();
@@ -99,7 +107,7 @@ export function createGapRepair(options: GapRepairOptions) {
     const seq = seqOf(name, payload);
     if (seq === undefined) return emit(name, payload, meta);
     if (seq <= gaps.newest) return; // heard already (read back, or a late copy of an old owner's)
-    if (gaps.newest > 0 && seq > gaps.newest + 1)
+    if (floorOf(gaps) > 0 && seq > floorOf(gaps) + 1)
       return void fill(sessionId, gaps, seq, () => relay(sessionId, name, payload, meta));
     gaps.newest = seq;
     emit(name, payload, meta);
@@ -112,6 +120,11 @@ export function createGapRepair(options: GapRepairOptions) {
     heard(sessionId: string, seq: number): void {
       const gaps = sessions.get(sessionId);
       if (gaps) gaps.newest = Math.max(gaps.newest, seq);
+    },
+    /** The session's last seq as its watch began (see the contracts). */
+    known(sessionId: string, seq: number): void {
+      const gaps = of(sessionId);
+      gaps.known = Math.max(gaps.known, seq);
     },
     /** Reads what was stored after the newest fact heard (see the contracts). */
     reread: (sessionId: string): void => rereadFrom(sessionId, 0),

@@ -45,6 +45,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
   };
   /** A session's stored facts after seq `since`: a watched session's gaps are read back from them (fan-out.ts). */
   readFacts?: FanOutOptions['readFacts'];
+  /** A session's last seq: where a new watch measures gaps from (fan-out.ts). */
+  lastSeq?: FanOutOptions['lastSeq'];
   /** The sessions the store marks with a turn open (where turns resume): those whose owner died are taken over. */
   openTurnSessions?: () => Promise<string[]>;
 }
@@ -82,6 +84,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     holder: (sessionId) => leases.holder(sessionId),
     bus,
     ...(options.readFacts && { readFacts: options.readFacts }),
+    ...(options.lastSeq && { lastSeq: options.lastSeq }),
   });
   const remoteTurns = createRemoteTurns({
     ...shared,

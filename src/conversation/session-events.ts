@@ -174,6 +174,10 @@ const sessionEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export type SessionEvent = z.output<typeof sessionEventSchema>;
+/** Every type a session event has (the store's `latest` of any of them is the session's last event). */
+export const SESSION_EVENT_TYPES: readonly SessionEvent['type'][] = sessionEventSchema.options.map(
+  (o) => o.shape.type.value,
+);
 export type SessionEventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
 const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) => (u.usage ? { usage: u.usage } : {});

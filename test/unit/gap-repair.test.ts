@@ -98,4 +98,21 @@ describe('gap repair of a watched session', () => {
     gaps.reread('s');
     await expect.poll(() => heard, { timeout: 10_000 }).toEqual([1, 2, 3]);
   });
+
+  it('given a fact lost before the first one relayed after a watch began, when that one arrives, then the lost one is read back from where the watch began', async () => {
+    const r = rig([1, 2, 3, 4].map(fact));
+    r.gaps.known('s', 2); // the session's last seq as the watch began: the watcher's replay has 1 and 2
+    r.relayFact(4); // 3 was lost
+    await expect.poll(() => r.heard).toEqual(['fact 3', 'fact 4']);
+    expect(r.reads).toEqual([2]);
+  });
+
+  it('given the last seq as a watch began, when a fact up to it is relayed, then it passes (the replay may not have it yet)', () => {
+    const r = rig([]);
+    r.gaps.known('s', 5);
+    r.relayFact(5);
+    r.relayFact(6);
+    expect(r.heard).toEqual(['fact 5', 'fact 6']);
+    expect(r.reads).toEqual([]);
+  });
 });
