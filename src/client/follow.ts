@@ -1,0 +1,104 @@
+/**
+ * A session's frames as an async iterator that outlives its connection: it subscribes with `since` = the newest seq
+ * seen, so after a dropped connection (reconnected with a doubling wait) the server replays what was stored
+ * meanwhile, and a frame seen before is not yielded again (createSeqFilter). Each durable frame comes once, in
+ * order; transient frames (chunks) of the gap are gone unless the server sends a catch-up frame. An abort closes the
+ * connection and ends the iteration with the signal's reason.
+ */
+import { AgentdError } from './errors.ts';
+import { sleep, type Transport } from './http.ts';
+import type { ClientOptions } from './options.ts';
+import { openSocket, socketUrl, type FrameSocket, type RawFrame } from './socket.ts';
+import { createSeqFilter } from './frames.ts';
+
+export interface FollowOptions {
+  /** Replay the session's stored frames after this seq first (0: all of them); default: live frames only. */
+  since?: number;
+  signal?: AbortSignal;
+  /** Admin only: the principal whose session it is. */
+  owner?: string;
+}
+
+export interface StreamContext {
+  transport: Transport;
+  options: ClientOptions;
+}
+
+/** Called once the first subscription is in place (the server answered a ping sent after it). */
+export type OnReady = () => void;
+
+const backoff = (options: ClientOptions, attempt: number) =>
+  Math.min(options.reconnect?.maxDelayMs ?? 5000, (options.reconnect?.initialDelayMs ?? 250) * 2 ** (attempt - 1));
+
+async function connect(ctx: StreamContext): Promise<FrameSocket> {
+  const url = socketUrl(ctx.transport.baseUrl, await ctx.transport.credential());
+  return openSocket(url, ctx.options.WebSocket);
+}
+
+export async function* followFrames(
+  ctx: StreamContext,
+  sessionId: string,
+  options: FollowOptions,
+  onReady?: OnReady,
+): AsyncGenerator<RawFrame> {
+  const { signal } = options;
+  const filter = createSeqFilter(options.since);
+  const maxAttempts = ctx.options.reconnect?.maxAttempts ?? 10;
+  let failures = 0;
+  let storeId: string | undefined;
+  let ready = onReady;
+  let socket: FrameSocket | undefined;
+  const closeOnAbort = () => socket?.close();
+  signal?.addEventListener('abort', closeOnAbort, { once: true });
+  const subscribe = (s: FrameSocket) => {
+    const since = filter.since;
+    s.send({
+      type: 'subscribe',
+      sessionId,
+      ...(since !== undefined && { since }),
+      ...(options.owner !== undefined && { owner: options.owner }),
+    });
+    if (ready) s.send({ type: 'ping' });
+  };
+  try {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      try {
+        socket = await connect(ctx);
+      } catch (err) {
+        if (++failures > maxAttempts) throw err;
+        await sleep(backoff(ctx.options, failures), signal);
+        continue;
+      }
+      if (signal?.aborted) throw signal.reason;
+      subscribe(socket);
+      for (let frame = await socket.next(); frame; frame = await socket.next()) {
+        failures = 0;
+        if (frame.event === 'hello') {
+          const seen = String(frame.data.storeId);
+          // Another store numbers seqs anew: what was seen says nothing about it, so replay it from the start.
+          if (storeId !== undefined && seen !== storeId) {
+            filter.restart();
+            subscribe(socket);
+          }
+          storeId = seen;
+          continue;
+        }
+        if (frame.event === 'pong') {
+          ready?.();
+          ready = undefined;
+          continue;
+        }
+        if (frame.data.sessionId !== sessionId) continue;
+        if (filter.admit(frame)) yield frame;
+      }
+      if (signal?.aborted) throw signal.reason;
+      if (++failures > maxAttempts)
+        throw new AgentdError(0, 'NETWORK_ERROR', `Lost the connection to ${ctx.transport.baseUrl}`);
+      await sleep(backoff(ctx.options, failures), signal);
+    }
+  } finally {
+    signal?.removeEventListener('abort', closeOnAbort);
+    socket?.close();
+  }
+}
