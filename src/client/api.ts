@@ -76,6 +76,6 @@ export function requestOf(name: string, info: RouteInfo, args: unknown): Request
 export function createApi(transport: Transport): Api {
   const api: Record<string, unknown> = {};
   for (const [name, info] of Object.entries(ROUTES) as [RouteName, RouteInfo][])
-    api[name] = (args?: unknown, options?: CallOptions) => transport.call(requestOf(name, info, args), options);
+    api[name] = async (args?: unknown, options?: CallOptions) => transport.call(requestOf(name, info, args), options);
   return api as Api;
 }

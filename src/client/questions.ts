@@ -22,6 +22,12 @@ export interface QuestionsOptions {
   owner?: string;
 }
 
+/** A session with no log yet waits on nothing. */
+function noSessionYet(err: unknown): { questions: Question[] } {
+  if (err instanceof AgentdError && err.code === 'SESSION_NOT_FOUND') return { questions: [] };
+  throw err;
+}
+
 async function lastSeq(api: Api, sessionId: string): Promise<number> {
   try {
     return (await api.history({ sessionId, query: { since: Number.MAX_SAFE_INTEGER } })).lastSeq;
@@ -40,10 +46,9 @@ export async function* questions(
   const owner = options.owner === undefined ? {} : { query: { owner: options.owner } };
   const seen = new Set<string>();
   const fresh = async function* () {
-    const { questions: list } = await api.listQuestions(
-      { sessionId, ...owner },
-      { ...(options.signal && { signal: options.signal }) },
-    );
+    const { questions: list } = await api
+      .listQuestions({ sessionId, ...owner }, { ...(options.signal && { signal: options.signal }) })
+      .catch(noSessionYet);
     for (const q of list) {
       if (seen.has(q.id)) continue;
       seen.add(q.id);
