@@ -44,7 +44,9 @@ describe('AgentdClient', () => {
         answered.push(`${q.kind}:${q.toolName}`);
         await q.answer({ decision: 'approve' });
       }
-    })().catch((err: unknown) => (stop.signal.aborted ? undefined : Promise.reject(err)));
+    })().catch((err: unknown) => {
+      if (!stop.signal.aborted) throw err;
+    });
     const frames: Frame[] = [];
     let text = '';
     for await (const frame of client.chat('conv', 'say it [[tool:echo {"message":"approved hi"}]]')) {
@@ -113,7 +115,9 @@ describe('AgentdClient', () => {
         seen.push(frame);
         if (frame.event === 'response' && frame.data.content === 'second') stop.abort();
       }
-    })().catch((err: unknown) => (stop.signal.aborted ? undefined : Promise.reject(err)));
+    })().catch((err: unknown) => {
+      if (!stop.signal.aborted) throw err;
+    });
     await expect.poll(() => seen.some((f) => f.event === 'response')).toBe(true);
     await client.send('followed', 'two [[reply:second]]');
     await following;

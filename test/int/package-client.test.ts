@@ -54,7 +54,7 @@ describe('agentd-server/client from the installed package', () => {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const result = await run(process.execPath, [tsc, '-p', dir]).then(
       () => '',
-      (e: { stdout?: string }) => e.stdout ?? String(e),
+      (e: { stdout?: string; message?: string }) => e.stdout ?? e.message ?? 'failed',
     );
     expect(result).toBe('');
   });

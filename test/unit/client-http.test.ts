@@ -17,12 +17,12 @@ const ok = (body: unknown) => new Response(JSON.stringify(body), { status: 200 }
 
 function scripted(...answers: Response[]) {
   const seen: { url: string; init: RequestInit | undefined }[] = [];
-  const fetch = (url: string | URL | Request, init?: RequestInit) => {
-    seen.push({ url: String(url), init });
+  const fetch = (url: string, init?: RequestInit) => {
+    seen.push({ url, init });
     const next = answers.shift();
     return next ? Promise.resolve(next) : Promise.reject(new Error('no answer scripted'));
   };
-  return { fetch: fetch as typeof globalThis.fetch, seen };
+  return { fetch: fetch as unknown as typeof globalThis.fetch, seen };
 }
 
 describe('client REST calls', () => {
