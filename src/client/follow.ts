@@ -35,6 +35,18 @@ async function connect(ctx: StreamContext): Promise<FrameSocket> {
   return openSocket(url, ctx.options.WebSocket);
 }
 
+/**
+ * A refused upgrade tells a browser nothing of why: a REST call with the same credential does. A key the server
+ * refuses (401, 403) fails the stream at once instead of after every reconnect attempt.
+ */
+async function refusedAccess(ctx: StreamContext): Promise<void> {
+  try {
+    await ctx.transport.call({ method: 'GET', path: '/api/sessions?limit=1' });
+  } catch (err) {
+    if (err instanceof AgentdError && (err.status === 401 || err.status === 403)) throw err;
+  }
+}
+
 export async function* followFrames(
   ctx: StreamContext,
   sessionId: string,
@@ -66,6 +78,7 @@ export async function* followFrames(
       try {
         socket = await connect(ctx);
       } catch (err) {
+        await refusedAccess(ctx);
         if (++failures > maxAttempts) throw err;
         await sleep(backoff(ctx.options, failures), signal);
         continue;

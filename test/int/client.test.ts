@@ -36,6 +36,13 @@ const durable = (frames: Frame[]) => frames.filter((f) => !['chunk', 'thinking']
 const seqOf = (f: { data: unknown }) => (f.data as { seq: number }).seq;
 
 describe('AgentdClient', () => {
+  it('fails a stream at once when the server refuses its key (a refused WebSocket upgrade says nothing of why)', async () => {
+    const keyed = await env.apps.start({ server: { auth: { apiKey: 'client-api-key-0123456789abcdef' } } });
+    const wrong = new AgentdClient({ baseUrl: keyed.url, apiKey: 'not-a-key-of-this-server' });
+    await expect(wrong.follow('x').next()).rejects.toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+    await env.apps.stop(keyed);
+  });
+
   it('runs a conversation whose tool call waits for an approval, answered through questions()', async () => {
     const stop = new AbortController();
     const answered: string[] = [];
