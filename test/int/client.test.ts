@@ -9,6 +9,7 @@ import { AgentdClient, AgentdError, joinText, type Frame } from '../../src/clien
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { startCutProxy, type CutProxy } from '../support/cut-proxy.ts';
 import type { RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const ADMIN = 'client-admin-key-0123456789abcdef';
 const env = useSimulatorAndFolder('agentd-client-');
@@ -111,6 +112,21 @@ describe('AgentdClient', () => {
     // The text streamed while the client was away comes back only as the server's catch-up frame (issue 73 part 3).
     if (frames.some((f) => (f.event as string) === 'textSoFar'))
       expect(text).toBe(last?.event === 'response' && last.data.content);
+  });
+
+  it('an abort ends the iteration, and with cancelTurn cancels the turn on the server', async () => {
+    const stop = new AbortController();
+    const reading = (async () => {
+      for await (const frame of client.chat('aborted', 'long [[len:200]] [[rate:20]]', {
+        signal: stop.signal,
+        cancelTurn: true,
+      }))
+        if (frame.event === 'chunk') stop.abort(new Error('enough'));
+    })();
+    await expect(reading).rejects.toThrow('enough');
+    await expect
+      .poll(async () => (await client.api.history({ sessionId: 'aborted' })).events.at(-1)?.event, PATIENT)
+      .toBe('error');
   });
 
   it('follow() replays after since, then goes on live', async () => {
