@@ -1,12 +1,12 @@
 /**
- * `chat`: one turn as an async iterator. It reads where the session's log ends, follows the session from there
- * (followFrames), and once subscribed sends the message over REST with a turn id of its own, so a retry after a lost
- * answer runs nothing twice (the server answers a known turn id as a duplicate). It yields that turn's frames and
+ * `chat`: one turn as an async iterator. It follows the session (followFrames: live, resumed by seq after a drop), and
+ * once subscribed sends the message over REST with a turn id of its own, so a retry after a lost answer runs nothing
+ * twice (the server answers a known turn id as a duplicate). It yields that turn's frames and
  * ends after its `response`, or throws its `error` as an AgentdError. An abort ends it too, and with `cancelTurn`
  * cancels the turn on the server.
  */
 import type { Api } from './api.ts';
-import { AgentdError, errorOfFrame, inputError } from './errors.ts';
+import { errorOfFrame, inputError } from './errors.ts';
 import { followFrames, type StreamContext } from './follow.ts';
 import type { Frame } from './frames.ts';
 import { checkKeys } from './options.ts';
@@ -26,20 +26,6 @@ const newTurnId = (): string =>
   typeof crypto !== 'undefined' && 'randomUUID' in crypto
     ? crypto.randomUUID()
     : `t-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-
-/** The seq the session's log ends at (0 for a session with none yet). */
-async function lastSeqOf(api: Api, sessionId: string, signal?: AbortSignal): Promise<number> {
-  try {
-    const { lastSeq } = await api.history(
-      { sessionId, query: { since: Number.MAX_SAFE_INTEGER } },
-      { ...(signal && { signal }) },
-    );
-    return lastSeq;
-  } catch (err) {
-    if (err instanceof AgentdError && err.code === 'SESSION_NOT_FOUND') return 0;
-    throw err;
-  }
-}
 
 export async function* chat(
   ctx: StreamContext & { api: Api },
@@ -66,8 +52,14 @@ export async function* chat(
   };
   let ended = false;
   try {
-    const since = await lastSeqOf(ctx.api, sessionId, stop.signal);
-    for await (const raw of followFrames(ctx, sessionId, { since, signal: stop.signal }, send)) {
+    let sent = false;
+    const onReady = () => {
+      if (!sent) send(); // once: a reconnect's subscription finds the message sent
+      sent = true;
+      return undefined;
+    };
+    const hooks = { onReady, fromStart: true };
+    for await (const raw of followFrames(ctx, sessionId, { signal: stop.signal }, hooks)) {
       const frame = raw as unknown as Frame;
       if (raw.data.turnId !== turnId) continue;
       if (frame.event === 'error') {

@@ -24,8 +24,15 @@ export interface StreamContext {
   options: ClientOptions;
 }
 
-/** Called once the first subscription is in place (the server answered a ping sent after it). */
-export type OnReady = () => void;
+/**
+ * What a stream's owner hears of its subscription: `onReady` each time a subscription is in place (the server
+ * answered a ping sent after it: the first, and each after a reconnect), when it may yield a frame of its own; `fromStart`: after a drop before any frame
+ * came, resume from seq 0 rather than live only (for owners that pick their frames out, as `chat` does by turn).
+ */
+export interface FollowHooks {
+  onReady?: () => RawFrame | undefined;
+  fromStart?: boolean;
+}
 
 const backoff = (options: ClientOptions, attempt: number) =>
   Math.min(options.reconnect?.maxDelayMs ?? 5000, (options.reconnect?.initialDelayMs ?? 250) * 2 ** (attempt - 1));
@@ -51,26 +58,26 @@ export async function* followFrames(
   ctx: StreamContext,
   sessionId: string,
   options: FollowOptions,
-  onReady?: OnReady,
+  hooks: FollowHooks = {},
 ): AsyncGenerator<RawFrame> {
   const { signal } = options;
   const filter = createSeqFilter(options.since);
   const maxAttempts = ctx.options.reconnect?.maxAttempts ?? 10;
   let failures = 0;
   let storeId: string | undefined;
-  let ready = onReady;
+  let connections = 0;
   let socket: FrameSocket | undefined;
   const closeOnAbort = () => socket?.close();
   signal?.addEventListener('abort', closeOnAbort, { once: true });
   const subscribe = (s: FrameSocket) => {
-    const since = filter.since;
+    const since = filter.since ?? (hooks.fromStart && connections > 1 ? 0 : undefined);
     s.send({
       type: 'subscribe',
       sessionId,
       ...(since !== undefined && { since }),
       ...(options.owner !== undefined && { owner: options.owner }),
     });
-    if (ready) s.send({ type: 'ping' });
+    if (hooks.onReady) s.send({ type: 'ping' });
   };
   try {
     for (;;) {
@@ -84,6 +91,7 @@ export async function* followFrames(
         continue;
       }
       if (signal?.aborted) throw signal.reason;
+      connections++;
       subscribe(socket);
       for (let frame = await socket.next(); frame; frame = await socket.next()) {
         failures = 0;
@@ -98,8 +106,8 @@ export async function* followFrames(
           continue;
         }
         if (frame.event === 'pong') {
-          ready?.();
-          ready = undefined;
+          const own = hooks.onReady?.();
+          if (own) yield own;
           continue;
         }
         if (frame.data.sessionId !== sessionId) continue;

@@ -28,15 +28,6 @@ function noSessionYet(err: unknown): { questions: Question[] } {
   throw err;
 }
 
-async function lastSeq(api: Api, sessionId: string): Promise<number> {
-  try {
-    return (await api.history({ sessionId, query: { since: Number.MAX_SAFE_INTEGER } })).lastSeq;
-  } catch (err) {
-    if (err instanceof AgentdError && err.code === 'SESSION_NOT_FOUND') return 0;
-    throw err;
-  }
-}
-
 export async function* questions(
   ctx: StreamContext & { api: Api },
   sessionId: string,
@@ -59,14 +50,15 @@ export async function* questions(
       };
     }
   };
-  const since = await lastSeq(api, sessionId);
-  yield* fresh();
+  // The list is read each time a subscription is in place (`subscribed`: the first, each after a reconnect), so no
+  // question falls between reading it and hearing of the next.
   const follow = {
-    since,
     ...(options.signal && { signal: options.signal }),
     ...(options.owner !== undefined && { owner: options.owner }),
   };
-  for await (const frame of followFrames(ctx, sessionId, follow)) if (frame.event.endsWith('Requested')) yield* fresh();
+  const subscribed = { event: 'subscribed', data: { sessionId } };
+  for await (const frame of followFrames(ctx, sessionId, follow, { onReady: () => subscribed }))
+    if (frame === subscribed || frame.event.endsWith('Requested')) yield* fresh();
 }
 
 /** A tool the client runs: its arguments in, its result as text out (a throw is the call's error). */

@@ -129,6 +129,21 @@ describe('AgentdClient', () => {
       .toBe('error');
   });
 
+  it('chats in a session that has a log already, and in the default session', async () => {
+    for (const sessionId of ['again', 'again', 'default']) {
+      const frames: Frame[] = [];
+      let text = '';
+      for await (const frame of client.chat(sessionId, `once more [[reply:${sessionId} ok]]`)) {
+        frames.push(frame);
+        text = joinText(text, frame);
+      }
+      expect(text).toBe(`${sessionId} ok`);
+      expect(new Set(frames.map((f) => `${f.event}@${seqOf(f)}@${JSON.stringify(f.data)}`)).size).toBe(frames.length);
+      expect(frames.map((f) => f.event)).toEqual(expect.arrayContaining(['userMessage', 'chunk', 'response']));
+      expect(frames.at(-1)).toMatchObject({ event: 'response', data: { content: `${sessionId} ok` } });
+    }
+  });
+
   it('follow() replays after since, then goes on live', async () => {
     await client.send('followed', 'one [[reply:first]]');
     const stop = new AbortController();
