@@ -4,8 +4,8 @@
  * with `seq` (the stored event's own for a durable frame, the session's last durable seq for a transient one).
  * A frame of a kind added to the server later passes through as it came.
  */
-import type { AgentFrame } from '../agent/frames.ts';
-import type { MCP_EVENT_FRAMES } from '../http/frames.ts';
+import type { AgentFrame, FrameName, TransientFrame } from '../agent/frames.ts';
+import type { MCP_EVENT_FRAMES, helloFrame } from '../http/frames.ts';
 import type { McpEvents } from '../tools/messages.ts';
 
 type McpNames = typeof MCP_EVENT_FRAMES;
@@ -13,10 +13,7 @@ export type McpFrame = {
   [K in keyof McpNames]: { event: McpNames[K]; data: McpEvents[K] & { sessionId?: string; seq?: number } };
 }[keyof McpNames];
 export type Frame =
-  | AgentFrame
-  | McpFrame
-  | { event: 'hello'; data: { storeId: string } }
-  | { event: 'pong'; data: Record<string, never> };
+  AgentFrame | McpFrame | ReturnType<typeof helloFrame> | { event: 'pong'; data: Record<string, never> };
 export type FrameEvent = Frame['event'];
 /** The frame of one kind: `FrameOf<'chunk'>`. */
 export type FrameOf<E extends FrameEvent> = Extract<Frame, { event: E }>;
@@ -51,23 +48,25 @@ export function createSeqFilter(since: number | undefined) {
 /**
  * Kinds of the frame table that are always stored facts: one not newer than the newest seen is a repeat. Any other
  * kind (chunks, `thinking`, `error`, which may be transient and repeat the last seq, a kind added later) passes.
+ * Keyed by the server's frame names: the compiler asks for a frame kind added to the agent's table.
  */
-const DURABLE: ReadonlySet<string> = new Set([
-  'userMessage',
-  'reasoning',
-  'toolCall',
-  'toolResult',
-  'response',
-  'conversationReset',
-  'stepRestarted',
-  'contextCompacted',
-  'toolApprovalRequested',
-  'toolApprovalResolved',
-  'elicitationRequested',
-  'elicitationResolved',
-  'clientToolRequested',
-  'clientToolResolved',
-]);
+const DURABLE_KINDS: Record<Exclude<FrameName, TransientFrame['event']>, true> = {
+  userMessage: true,
+  reasoning: true,
+  toolCall: true,
+  toolResult: true,
+  response: true,
+  conversationReset: true,
+  stepRestarted: true,
+  contextCompacted: true,
+  toolApprovalRequested: true,
+  toolApprovalResolved: true,
+  elicitationRequested: true,
+  elicitationResolved: true,
+  clientToolRequested: true,
+  clientToolResolved: true,
+};
+const DURABLE: ReadonlySet<string> = new Set(Object.keys(DURABLE_KINDS));
 
 /**
  * The reply's text as a follower shows it, folded frame by frame: chunks append, `stepRestarted` replaces it with
