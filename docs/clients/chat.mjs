@@ -1,36 +1,24 @@
-// A minimal agentd WebSocket client: sends one message, prints the streamed reply and tool calls,
-// exits 0 on `response` and 1 on `error`.
+// A minimal agentd client, on the package's own client (agentd-server/client, docs/client.md): sends one message,
+// prints the reply as it streams and each tool call, exits 0 on the reply and 1 on an error. Runs from any folder on
+// Node 20, 22 and 24 (it imports the package it ships in; on Node 20 the client uses the package's `ws`).
 //
-//   node docs/clients/chat.mjs "Hello"                       # ws://127.0.0.1:3001/
-//   AGENTD_URL=ws://host:3001/ AGENTD_API_KEY=... node docs/clients/chat.mjs "Hello"
-//
-// Node 22 and later have a global WebSocket; on Node 20 the `ws` package is used: run it where `ws` is
-// installed, or `npm install ws` beside a copy of this file.
-const url = new URL(process.env.AGENTD_URL ?? 'ws://127.0.0.1:3001/');
-if (process.env.AGENTD_API_KEY) url.searchParams.set('token', process.env.AGENTD_API_KEY);
-const content = process.argv.slice(2).join(' ') || 'Hello';
-const WebSocketImpl = globalThis.WebSocket ?? (await import('ws').catch(needsWs)).default;
+//   node docs/clients/chat.mjs "Hello"                              # http://127.0.0.1:3001, session `default`
+//   AGENTD_URL=http://host:3001 AGENTD_API_KEY=... AGENTD_SESSION=work node docs/clients/chat.mjs "Hello"
+import { AgentdClient } from 'agentd-server/client';
 
-function needsWs() {
-  process.stderr.write(
-    `Node ${process.version} has no WebSocket built in: run \`npm install ws\` here, or use Node 22+\n`,
-  );
-  process.exit(1);
-}
+const baseUrl = (process.env.AGENTD_URL ?? 'http://127.0.0.1:3001').replace(/^ws/, 'http'); // ws:// works too
+const apiKey = process.env.AGENTD_API_KEY;
+const client = new AgentdClient({ baseUrl, ...(apiKey && { apiKey }) });
+const message = process.argv.slice(2).join(' ') || 'Hello';
 
-const ws = new WebSocketImpl(url);
-ws.onopen = () => ws.send(JSON.stringify({ type: 'message', content }));
-ws.onmessage = ({ data }) => {
-  const { event, data: d } = JSON.parse(String(data));
-  if (event === 'chunk') process.stdout.write(d.content);
-  if (event === 'toolCall') process.stdout.write(`\n[calling ${d.toolName} on ${d.serverId}]\n`);
-  if (event === 'response') finish(0, '\n');
-  if (event === 'error') finish(1, `\nerror ${d.code}: ${d.message}\n`);
-};
-ws.onerror = () => finish(1, `cannot reach ${url.origin}${url.pathname}\n`);
-
-function finish(code, text) {
-  process.stdout.write(text);
-  process.exitCode = code;
-  ws.close();
+try {
+  for await (const frame of client.chat(process.env.AGENTD_SESSION ?? 'default', message)) {
+    if (frame.event === 'chunk') process.stdout.write(frame.data.content);
+    if (frame.event === 'toolCall')
+      process.stdout.write(`\n[calling ${frame.data.toolName} on ${frame.data.serverId}]\n`);
+  }
+  process.stdout.write('\n');
+} catch (err) {
+  process.stdout.write(`\nerror ${err.code ?? ''}: ${err.message}\n`);
+  process.exitCode = 1;
 }

@@ -1,5 +1,9 @@
-/** The Node client shipped in docs/ works as the docs say: `node docs/clients/chat.mjs "Hello"`. */
+/**
+ * The Node client shipped in docs/ works as the docs say: `node docs/clients/chat.mjs "Hello"`, from any folder (it
+ * imports agentd-server/client, the package it ships in), with AGENTD_URL as http:// or ws:// (older docs).
+ */
 import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +15,7 @@ const KEY = 'docs-client-key-0123456789';
 const run = (env: Record<string, string>, ...args: string[]) =>
   promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/chat.mjs'), ...args], {
     env: { PATH: process.env.PATH, ...env },
+    cwd: tmpdir(),
     timeout: 20_000,
   }).then(
     (r) => ({ code: 0, stdout: r.stdout }),
@@ -30,13 +35,15 @@ describe('docs/clients/chat.mjs', () => {
   });
 
   it('streams the reply and exits 0', async () => {
-    const r = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: KEY }, 'Hello', 'there');
+    const r = await run({ AGENTD_URL: svc.url, AGENTD_API_KEY: KEY }, 'Hello', 'there');
     expect(r).toEqual({ code: 0, stdout: 'You said: Hello there\n' });
+    const old = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: KEY, AGENTD_SESSION: 'docs' }, 'Hi');
+    expect(old).toEqual({ code: 0, stdout: 'You said: Hi\n' });
   });
 
   it('exits 1 with the reason when the key is wrong', async () => {
-    const r = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: 'wrong-key' }, 'Hello');
+    const r = await run({ AGENTD_URL: svc.url, AGENTD_API_KEY: 'wrong-key' }, 'Hello');
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/cannot reach ws:\/\/127\.0\.0\.1:\d+\//);
+    expect(r.stdout).toMatch(/^\nerror UNAUTHORIZED: /);
   });
 });

@@ -6,7 +6,8 @@
  * a global setup, makes and removes it); the other files wait for that outcome, a failure included.
  *
  * dist/ is current before any test starts (test/support/built-dist.ts), so the tarball is packed without its
- * prepack script, which would only compile the same files again (package.test.ts checks that prepack builds).
+ * prepack script, which would only compile the same files again (package.test.ts checks that prepack builds); the
+ * client's type declarations, prepack's second step, are made here first.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -75,6 +76,8 @@ async function once<T>(name: string, make: (dir: string) => Promise<T>): Promise
 /** The tarball `npm pack` makes of this checkout. */
 export function packed(): Promise<Packed> {
   return once('pack', async (dir) => {
+    // The client's type declarations, which prepack makes after the build (the setup's build does not).
+    await run('npm', ['run', 'build:types'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
     const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,

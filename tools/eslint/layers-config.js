@@ -228,6 +228,21 @@ export const LAYERS = {
       path: 'src/app.ts',
       uses: [...LEAVES, ...APP_PARTS_USES, 'store', 'conversation', 'machines', 'redis', 'cluster', 'appParts'],
     },
+    // The typed client the package exports (agentd-server/client): it runs in Node and browsers, so it imports the
+    // server's modules for their types only (test/unit/client-imports.test.ts holds it to `import type`).
+    client: {
+      path: 'src/client',
+      uses: [
+        'config',
+        'conversation',
+        'agentFrames',
+        'toolsMessages',
+        'http',
+        'schedulesFeature',
+        'memoryFeature',
+        'webhooksFeature',
+      ],
+    },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },
   },

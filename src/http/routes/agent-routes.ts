@@ -16,7 +16,7 @@ import { RESPONSES } from './shapes.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, sessionsQuery } from './session-pages.ts';
 
 /** Both message endpoints take an image too (the spec names it for the synchronous one only). */
-const messageSchema = z.object({
+export const messageSchema = z.object({
   message: z.string(),
   sessionId: sessionIdSchema.optional(),
   turnId: turnIdSchema
@@ -29,13 +29,13 @@ const messageSchema = z.object({
 });
 const messageExample = { message: 'Hello', sessionId: 'default' };
 /** `message-sync` takes the message request, and may ask for more than the spec's reply (`include`). */
-const messageSyncSchema = messageSchema.extend({
+export const messageSyncSchema = messageSchema.extend({
   include: z
     .array(z.enum(['tools']))
     .optional()
     .describe('Add to the reply: `tools`, the tools the turn called (name, server, ok), in call order'),
 });
-const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
+export const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
   owner: ownerSchema
@@ -46,7 +46,7 @@ export const ownerQuery = z.object({
 });
 const NOT_SEQ = 'since must be a non-negative integer';
 /** `?since=`: a non-negative integer (published as one; the string is coerced). */
-const historyQuery = ownerQuery.extend({
+export const historyQuery = ownerQuery.extend({
   since: z.coerce
     .number({ error: NOT_SEQ })
     .int({ error: NOT_SEQ })

@@ -12,10 +12,10 @@ import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
 const uriSchema = z.string().min(1).max(8192).describe('The resource URI');
-const uriBody = z.object({ uri: uriSchema });
+export const uriBody = z.object({ uri: uriSchema });
 /** A prompt's arguments: strings by name (the prompt's own argument list decides which are required). */
-const promptArgs = z.record(z.string(), z.unknown());
-const rootsBody = z.object({
+export const promptArgs = z.record(z.string(), z.unknown());
+export const rootsBody = z.object({
   roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project'),
 });
 

@@ -24,18 +24,18 @@ export interface McpRoutesOptions {
 }
 
 /** Asks for a direct call's progress: frames to the watchers of a session of the caller's. */
-const executeQuery = z.object({
+export const executeQuery = z.object({
   progressSession: sessionIdSchema
     .optional()
     .describe("Send the call's progress as toolProgress frames to this session's WebSocket watchers"),
   callId: z.string().min(1).max(200).optional().describe('The callId of those frames (default: a new id)'),
 });
 
-const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
-const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSchema });
+export const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
+export const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSchema });
 
 /** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
-const toolArgs = z.record(z.string(), z.unknown());
+export const toolArgs = z.record(z.string(), z.unknown());
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 

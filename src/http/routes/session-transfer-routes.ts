@@ -23,14 +23,14 @@ export interface SessionTransferRoutesDeps {
 const FORMAT =
   'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (docs/sessions.md: Export, import, fork)';
 
-const exportQuery = ownerQuery.extend({
+export const exportQuery = ownerQuery.extend({
   reasoning: z
     .enum(['true', 'false'])
     .optional()
     .describe("`true`: keep the model's `reasoning` events (left out by default)"),
 });
 
-const forkSchema = z.object({
+export const forkSchema = z.object({
   seq: z.number().int().min(1).describe('The last event of the source the new session keeps (1 to its lastSeq)'),
 });
 

@@ -71,7 +71,7 @@ export interface MemoryRoutesDeps {
   memory?: MemoryService | undefined;
 }
 
-const ownerQuery = z.object({
+export const ownerQuery = z.object({
   owner: ownerSchema
     .regex(/^[^\p{Cc}]*$/u, 'must not hold control characters')
     .optional()
@@ -79,19 +79,19 @@ const ownerQuery = z.object({
       `Admin only: whose memory ("${SHARED_OWNER}": the shared scope every principal's agent reads; "": no principal's); default: the caller's own`,
     ),
 });
-const listQuery = ownerQuery.extend({
+export const listQuery = ownerQuery.extend({
   q: z.string().min(1).max(1000).optional().describe('Search: the ranked items (own and shared) matching these words'),
   limit: z.coerce.number().int().min(1).max(500).default(100).describe('Items per page (without `q`)'),
   after: z.string().min(1).max(200).optional().describe('The `nextAfter` of the previous page'),
 });
-const confirmBody = z.strictObject({
+export const confirmBody = z.strictObject({
   id: z.string().min(1).max(200).optional().describe('The unconfirmed item to confirm; absent: the pending profile'),
 });
-const itemBody = z.strictObject({
+export const itemBody = z.strictObject({
   text: z.string().min(1).describe('The fact to remember'),
   tags: z.array(z.string()).optional().describe('Words to find it by'),
 });
-const profileBody = z.strictObject({
+export const profileBody = z.strictObject({
   text: z.string().describe('The whole profile (working memory; "" clears it), at most `memory.profileMaxChars`'),
 });
 /** Whose memory a call reaches: the caller's, or (admin only) the one `?owner=` names. */

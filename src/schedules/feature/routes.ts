@@ -55,12 +55,18 @@ export const RESPONSES = {
 
 const EXAMPLE = { id: 'daily-report', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', message: 'Report for {{date}}' };
 
-const ownerQuery = z.object({
+export const ownerQuery = z.object({
   owner: ownerSchema
     .optional()
     .describe(
       'Admin only: whose schedule ("": no principal\'s); default: the caller\'s own, else (an admin) the one schedule of that id',
     ),
+});
+
+/** `PATCH /api/schedules/:id`'s body; `GET /api/schedules/:id/runs`'s query. */
+export const pauseBody = z.strictObject({ paused: z.boolean() });
+export const runsQuery = ownerQuery.extend({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Runs listed (default 50)'),
 });
 
 const ownerOf = (principal: Principal) => principal.owner ?? '';
@@ -193,7 +199,7 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       summary: 'Pause or resume a schedule',
       params: idParams,
       query: ownerQuery,
-      body: z.strictObject({ paused: z.boolean() }),
+      body: pauseBody,
       example: { paused: true },
       response: RESPONSES.schedule,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SCHEDULE_NOT_FOUND', 'FORBIDDEN'],
@@ -209,9 +215,7 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       path: '/api/schedules/:id/runs',
       summary: "A schedule's runs, newest first: session, turn, status, planned/fired/finished times, usage",
       params: idParams,
-      query: ownerQuery.extend({
-        limit: z.coerce.number().int().min(1).max(200).default(50).describe('Runs listed (default 50)'),
-      }),
+      query: runsQuery,
       response: RESPONSES.scheduleRuns,
       errors: ['SCHEDULE_NOT_FOUND', 'FORBIDDEN', 'INVALID_REQUEST'],
       async handler({ params, query, principal }) {

@@ -17,7 +17,7 @@ export const RESPONSES = {
   deliveries: withTimestamp({ deliveries: z.array(deliveryRecord) }),
 };
 
-const deliveriesQuery = z.object({
+export const deliveriesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('At most this many, newest first'),
 });
 
