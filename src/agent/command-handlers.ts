@@ -5,7 +5,7 @@
  */
 import type { Bus } from '../bus/bus.ts';
 import { isoNow, type Clock, type IdSource } from '../clock.ts';
-import type { SessionEvent } from '../conversation/session-events.ts';
+import { SESSION_EVENT_TYPES, type SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import { compareKeys, inRange } from '../store/session-range.ts';
 import type { EventStore } from '../store/types.ts';
@@ -150,7 +150,11 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       const since = payload.since ?? 0;
       const stored = await store.read(payload.sessionId, since);
       const frames = stored.map(toFrame).filter((f) => f !== undefined);
-      return { frames, lastSeq: stored.at(-1)?.seq ?? since };
+      // Nothing after `since`: the log's own last seq (a `since` past its end, or an empty log, is not echoed).
+      const last =
+        stored.at(-1)?.seq ??
+        (since === 0 ? 0 : ((await store.latest(payload.sessionId, SESSION_EVENT_TYPES))?.seq ?? 0));
+      return { frames, lastSeq: last };
     }),
     bus.handle('agent.thread', async ({ payload }) => {
       const reset = await store.latest(payload.sessionId, ['reset']);

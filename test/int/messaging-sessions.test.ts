@@ -215,6 +215,10 @@ describe('session endpoints', () => {
     expect((await get('/api/sessions/ep/history?since=2')).body.events.map((f: any) => f.data.seq)).toEqual([3, 4]);
     expect((await get('/api/sessions/ep/history?since=-1')).body.error.code).toBe('INVALID_REQUEST');
     expect((await get('/api/sessions/nobody/history')).body.events).toEqual([]);
+    // A `since` at or past the end answers the log's own last seq, never the `since` asked with.
+    expect((await get('/api/sessions/ep/history?since=9')).body).toMatchObject({ events: [], lastSeq: 4 });
+    expect((await get('/api/sessions/ep/history?since=4')).body).toMatchObject({ events: [], lastSeq: 4 });
+    expect((await get('/api/sessions/nobody/history?since=3')).body).toMatchObject({ events: [], lastSeq: 0 });
 
     const del = await api(t.svc.url, 'DELETE', '/api/sessions/ep');
     expect(del.body).toEqual({ sessionId: 'ep', deleted: true, timestamp: expect.stringMatching(ISO_MS) });
