@@ -206,4 +206,27 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
       ]);
     await rig.agent.stop();
   });
+
+  it('given a turn whose end was so written, when the next message comes before the store says it is back, then the turn keeps its one end (the 10-minute chaos run found two)', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    const first = await rig.send('first', 'a');
+    await expect.poll(() => rig.asked).toEqual(['first']);
+    medium.lose = true; // the reply is stored; its caller hears a failure
+    rig.answer();
+    expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
+    const second = await rig.send('second', 'b');
+    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    rig.answer();
+    expect((await rig.recorder.turnEnd('b')).name).toBe('agent.response');
+    expect(await typesOf(store)).toEqual([
+      `userMessage:${first.turnId}`,
+      `response:${first.turnId}`,
+      `userMessage:${second.turnId}`,
+      `response:${second.turnId}`,
+    ]);
+    await rig.agent.stop();
+    expect(await typesOf(store)).toHaveLength(4);
+  });
 });

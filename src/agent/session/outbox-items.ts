@@ -46,7 +46,8 @@ export interface Durable {
   event: SessionEvent;
   stored: ((stored: StoredEvent) => void) | undefined;
   failed: ((err: unknown) => void) | undefined;
-  kept?: true;
+  /** Written only if this still holds as its batch is cut (after any catch-up), even if its turn is abandoned. */
+  keepIf?: () => boolean;
 }
 /** A gate: `passed` is called once the batch it was awaited with is stored (its callbacks ran), failed or dropped. */
 export interface Gate {

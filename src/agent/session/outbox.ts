@@ -15,7 +15,8 @@
  *   same tick among them), so a small write beside the turn's first fact (the open-turn mark) costs no round trip
  *   of its own: that fact's `stored` callback and everything after it wait for both.
  * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it, bar a durable item
- *   handed in as `kept` (the turn's end, written once the store takes writes again: output.ts).
+ *   handed in with `keepIf` (the turn's end, written once the store takes writes again: output.ts): such an item
+ *   is written only if `keepIf()` holds as its batch is cut, after the catch-up below, whatever turn is abandoned.
  * - `close()` ends the outbox's writes at once (the session was deleted, or its log belongs to
  *   another instance now): the batch already handed to the store completes as usual; every item
  *   still queued and every item handed in later is dropped (debug log) and never reaches the store.
@@ -28,8 +29,8 @@
  * - A catch-up folds what the store holds past the last seq stored here, in order, each event then told to `onFound`:
  *   the events of a write that failed for its caller though the store took it (a lost answer), so the session's state
  *   and its clients hold every stored fact. It runs before an append's events are folded when they do not follow
- *   the last seq, and at `catchUp()` (the store is back) after a failed append, in the queue's order both times. A
- *   catch-up whose read fails is logged and leaves the rest as it was.
+ *   the last seq, before the next batch after a failed append, and at `catchUp()` (the store is back) after a failed
+ *   append, in the queue's order each time. A catch-up whose read fails is logged and leaves the rest as it was.
  * - `confirmed()` resolves once everything handed in before it is stored (a tool call starts then: its `toolCall`
  *   was written with the session's fencing token); it rejects when an append failed meanwhile, and with the closed
  *   error when the outbox closes first.
@@ -82,16 +83,14 @@ export function createOutbox(opts: OutboxOptions) {
   }
 
   const live = (item: Item) =>
-    abandoned === undefined || turnOf(item) !== abandoned || ('kept' in item && item.kept === true);
+    'keepIf' in item && item.keepIf ? item.keepIf() : abandoned === undefined || turnOf(item) !== abandoned;
 
   async function pump(): Promise<void> {
-    while (head < items.length) {
+    for (let item = items[head]; item !== undefined; item = items[head]) {
       if (closed.by !== undefined) {
-        for (const item of items.slice(head)) closed.drop(item);
+        for (const rest of items.slice(head)) closed.drop(rest);
         break;
       }
-      const item = items[head];
-      if (!item) break;
       if (!live(item)) {
         head++;
         continue;
@@ -106,6 +105,7 @@ export function createOutbox(opts: OutboxOptions) {
         await seqs.readBack().then(item.readBack);
         continue;
       }
+      if (seqs.due) await seqs.readBack(); // after a failed write, what it left is known before anything more is written
       const { batch, gates, next } = batchFrom(items, head, live);
       head = next;
       await appendBatch(batch, gates);
@@ -131,15 +131,15 @@ export function createOutbox(opts: OutboxOptions) {
     get open() {
       return closed.by === undefined;
     },
-    /** `kept`: written even if its turn is abandoned (see the contracts). */
+    /** `keepIf`: written only if it holds as the batch is cut, even if its turn is abandoned (see the contracts). */
     durable(
       event: SessionEvent,
       stored?: (stored: StoredEvent) => void,
       failed?: (err: unknown) => void,
-      kept?: true,
+      keepIf?: () => boolean,
     ): void {
       if (closed.by !== undefined) return closed.drop({ event, stored, failed });
-      items.push(kept ? { event, stored, failed, kept } : { event, stored, failed });
+      items.push(keepIf ? { event, stored, failed, keepIf } : { event, stored, failed });
       pumping ??= pump();
     },
     /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */

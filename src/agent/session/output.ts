@@ -51,6 +51,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       if (turnId === except) continue;
       stopped.delete(turnId);
       if (!deps.unendedInLog(turnId)) continue;
+      const stillUnended = () => deps.unendedInLog(turnId); // decided again as it is written, after any catch-up
       const stored = (s: SessionStoredEvent) => {
         publish({ event: 'stored', data: s }, { correlationId: turnId, ts: Date.parse(s.ts) });
         deps.reactions?.stored(s);
@@ -59,7 +60,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
         if (!isOutboxClosed(err)) storage.failed(err);
         if (!stopped.has(turnId)) stopped.set(turnId, end);
       };
-      outbox.durable(end, stored, failed, true);
+      outbox.durable(end, stored, failed, stillUnended);
     }
   };
   /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
