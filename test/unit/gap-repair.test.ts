@@ -115,4 +115,16 @@ describe('gap repair of a watched session', () => {
     expect(r.heard).toEqual(['fact 5', 'fact 6']);
     expect(r.reads).toEqual([]);
   });
+
+  it('given a watch that ends while its read is in flight, when the read answers, then nothing read is emitted for the next watch to see twice', async () => {
+    const r = rig([1, 2, 3].map(fact));
+    r.holdReads();
+    r.relayFact(1);
+    r.relayFact(3); // 2 was lost: read back
+    r.gaps.forget('s'); // the last watcher left
+    r.release();
+    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 3']); // 3 waited: it passes to the next watch
+    r.relayFact(4);
+    expect(r.heard).toEqual(['fact 1', 'fact 3', 'fact 4']);
+  });
 });
