@@ -2,10 +2,12 @@
  * The chaos run's command line: `--seconds N` (default 60; how long load and faults run), `--seed S` (an integer;
  * default: one drawn at random and printed), `--instances K` (default 3), `--sources` (run agentd's TypeScript
  * sources through tsx instead of the compiled `bin/agentd.js`), `--keep` (keep the run's folder: agentd logs,
- * receivers' logs, the marker file, `recorded.json`).
+ * receivers' logs, the marker file, `recorded.json`), `--tolerate K,…` (violation kinds reported but not failing the
+ * run: what CI knows to be open; the summary counts them all the same).
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { VIOLATION_KINDS, type ViolationKind } from './checker.ts';
 
 export interface ChaosArgs {
   seconds: number;
@@ -14,9 +16,12 @@ export interface ChaosArgs {
   instances: number;
   sources: boolean;
   keep: boolean;
+  /** Kinds counted and shown but not failing the run. */
+  tolerate: ViolationKind[];
 }
 
-export const USAGE = 'usage: npm run chaos -- [--seconds N] [--seed S] [--instances K] [--sources] [--keep]';
+export const USAGE =
+  'usage: npm run chaos -- [--seconds N] [--seed S] [--instances K] [--sources] [--keep] [--tolerate KIND,…]';
 
 export function parseChaosArgs(argv: string[]): ChaosArgs {
   const { values } = parseArgs({
@@ -28,6 +33,7 @@ export function parseChaosArgs(argv: string[]): ChaosArgs {
       instances: { type: 'string' },
       sources: { type: 'boolean' },
       keep: { type: 'boolean' },
+      tolerate: { type: 'string' },
     },
   });
   const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
@@ -44,9 +50,20 @@ export function parseChaosArgs(argv: string[]): ChaosArgs {
     instances: int('instances', values.instances, 3, 2),
     sources: values.sources ?? false,
     keep: values.keep ?? false,
+    tolerate: kindsOf(values.tolerate),
   };
 }
 
 export function replayCommand(a: ChaosArgs): string {
   return `npm run chaos -- --seconds ${a.seconds} --seed ${a.seed} --instances ${a.instances}${a.sources ? ' --sources' : ''}`;
+}
+
+/** `--tolerate`'s kinds, each one the checker counts. */
+function kindsOf(text: string | undefined): ViolationKind[] {
+  if (text === undefined) return [];
+  return text.split(',').map((k) => {
+    if (!(VIOLATION_KINDS as readonly string[]).includes(k))
+      throw new Error(`--tolerate: "${k}" is not a violation kind (${VIOLATION_KINDS.join(', ')})`);
+    return k as ViolationKind;
+  });
 }
