@@ -155,7 +155,7 @@ describe('the function budget of the repository', () => {
     );
     expect(ours.length).toBeGreaterThan(1000);
     expect(ours).toEqual(eslints);
-  }, 60_000);
+  }, 240_000); // two ESLint passes over every source file: about 25 s on an idle machine, far more on a busy one
 
   it('lists exemptions of files that exist, each function once and over the budget when recorded', () => {
     const list = readExemptions(join(repoRoot, 'tools/eslint/function-budget.json'));
