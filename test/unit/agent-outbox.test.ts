@@ -140,7 +140,12 @@ describe('agent outbox', () => {
     // `a` was already being written when the turn was abandoned; `b` and the chunk were still queued.
     expect(out).toEqual(['t1 a', 't2 d', 't2 chunk']);
     const end: SessionEvent = { v: 4, type: 'response', turnId: 't1', content: 'e', text: 'e', model: 'm' };
-    outbox.durable(end, () => out.push('t1 end kept'), undefined, () => true);
+    outbox.durable(
+      end,
+      () => out.push('t1 end kept'),
+      undefined,
+      () => true,
+    );
     await outbox.drained();
     expect(out.at(-1)).toBe('t1 end kept');
   });
