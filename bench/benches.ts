@@ -9,6 +9,7 @@ import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
 import { listTasksBench } from './suites/list-tasks.ts';
 import { listTasksScaleBench } from './suites/list-tasks-scale.ts';
+import { memorySizeBench } from './suites/memory-size.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
 import { slowReadersBench } from './suites/slow-readers.ts';
@@ -40,6 +41,7 @@ export const BENCHES: Bench[] = [
   soakBench,
   compactionBench,
   deliveriesBench,
+  memorySizeBench,
   scaleBench,
 ];
 

@@ -51,7 +51,7 @@ const scheduleLimitsSchema = z
       ),
   })
   .describe(
-    "Caps on the schedules of principals that are not admins (without auth: of every caller, counted per client IP). An admin's schedules and the agent file's are trusted as an admin's sessions are: not counted, not capped (but `queuedRuns` holds for them too); their sessions do not count toward `sessionsPerPrincipal`, while a capped schedule's do.",
+    "Caps on the schedules of principals that are not admins (without auth: of every caller, counted per client IP). An admin's schedules and the agent file's are trusted as an admin's sessions are: not counted, not capped (but `queuedRuns` holds for them too); their sessions do not count toward `sessionsPerPrincipal`, while a capped schedule's do. Schedules already kept are held to the caps as they are now (after a restart, with caps lowered): one past them is suspended, kept but not fired (docs/schedules.md).",
   );
 
 export const limitsSchema = z.strictObject({

@@ -4,7 +4,10 @@
  * - fires at least `minIntervalMs` apart: `everyMs` itself, or the shortest wait between a cron expression's next
  *   GAP_SAMPLE ticks (within a year): else 400 INVALID_REQUEST naming the field and the limit;
  * - a `message` of at most `maxMessageBytes` UTF-8 bytes: else 400 INVALID_REQUEST;
- * - at most `perPrincipal` schedules per holder: else 429 RATE_LIMIT_EXCEEDED (`details.limit`, `remaining: 0`).
+ * - at most `perPrincipal` schedules per holder: else 429 RATE_LIMIT_EXCEEDED (`details.limit`, `remaining: 0`),
+ *   counted in the store in the same atomic step as the create (`ScheduleStore.create`: across instances on Redis).
+ * Schedules already kept are checked again whenever the scheduler loads them (suspension.ts): those past a cap are
+ * suspended, not armed.
  * The scheduler also fires a capped schedule's ticks no closer than `minIntervalMs` (a cron expression whose rare ticks
  * come closer than its sample showed, a limit raised after it was made): `fireGap`.
  */
@@ -38,15 +41,23 @@ export function shortestGap(schedule: Pick<ScheduleConfig, 'cron' | 'timezone' |
   return shortest;
 }
 
-/** Throws the refusal of a new capped schedule past `limits`; `held`: the schedules its holder has already. */
-export function checkCaps(schedule: ScheduleConfig, limits: ScheduleLimits, held: number, now: number): void {
+/** The refusal of one more schedule of a holder that has `perPrincipal` already (429, `details.limit`). */
+export const fullRefusal = (limits: ScheduleLimits): AppError =>
+  new AppError(
+    'RATE_LIMIT_EXCEEDED',
+    `At most ${limits.perPrincipal} schedules per principal (${SETTING}.perPrincipal); delete one to make room`,
+    { limit: limits.perPrincipal, remaining: 0, reason: 'schedules_per_principal' },
+  );
+
+/** Why `schedule` itself is past `limits` (its fire rate, then its message), as the refusal of making it; else none. */
+export function overCap(schedule: ScheduleConfig, limits: ScheduleLimits, now: number): AppError | undefined {
   const gap =
     schedule.everyMs === undefined && limits.minIntervalMs <= CRON_RESOLUTION_MS
       ? undefined
       : shortestGap(schedule, now);
   if (gap !== undefined && gap < limits.minIntervalMs) {
     const field = schedule.everyMs !== undefined ? 'everyMs' : 'cron';
-    throw new AppError(
+    return new AppError(
       'INVALID_REQUEST',
       `${field} would fire every ${gap} ms; schedules fire at most once every ${limits.minIntervalMs} ms (${SETTING}.minIntervalMs)`,
       { field, limit: limits.minIntervalMs, reason: 'min_interval' },
@@ -54,19 +65,25 @@ export function checkCaps(schedule: ScheduleConfig, limits: ScheduleLimits, held
   }
   const bytes = Buffer.byteLength(schedule.message, 'utf8');
   if (bytes > limits.maxMessageBytes)
-    throw new AppError(
+    return new AppError(
       'INVALID_REQUEST',
       `message is ${bytes} bytes; a schedule's message may have at most ${limits.maxMessageBytes} (${SETTING}.maxMessageBytes)`,
       { field: 'message', limit: limits.maxMessageBytes, reason: 'message_too_large' },
     );
-  if (held >= limits.perPrincipal)
-    throw new AppError(
-      'RATE_LIMIT_EXCEEDED',
-      `At most ${limits.perPrincipal} schedules per principal (${SETTING}.perPrincipal); delete one to make room`,
-      { limit: limits.perPrincipal, remaining: 0, reason: 'schedules_per_principal' },
-    );
+  return undefined;
+}
+
+/** Throws the refusal of a new capped schedule past `limits`; `held`: the schedules its holder has already. */
+export function checkCaps(schedule: ScheduleConfig, limits: ScheduleLimits, held: number, now: number): void {
+  const refusal = overCap(schedule, limits, now);
+  if (refusal) throw refusal;
+  if (held >= limits.perPrincipal) throw fullRefusal(limits);
 }
 
 /** How far apart the scheduler keeps two fires of `schedule` (0: as its ticks fall). */
 export const fireGap = (schedule: StoredSchedule, limits: ScheduleLimits | undefined): number =>
   schedule.quotaHolder !== undefined && limits ? limits.minIntervalMs : 0;
+
+/** The count `ScheduleStore.create` holds a new schedule's holder to (none: not capped). */
+export const capOf = (schedule: StoredSchedule, limits: ScheduleLimits | undefined): number | undefined =>
+  schedule.quotaHolder !== undefined && limits ? limits.perPrincipal : undefined;

@@ -40,6 +40,8 @@ export interface FiringDeps {
   track: <T>(p: Promise<T>) => Promise<T>;
   /** The schedule armed under `key` (none: deleted, or not here). */
   armed(key: string): StoredSchedule | undefined;
+  /** The schedule `key` is past the caps (suspension.ts): its queued runs wait. */
+  suspended(key: string): boolean;
 }
 
 export function createFiring(deps: FiringDeps) {
@@ -81,11 +83,11 @@ export function createFiring(deps: FiringDeps) {
     for (const run of await queued(scheduleKey(schedule))) if (await send(schedule, Date.parse(run.plannedAt))) return;
   }
 
-  /** Sends the schedule's oldest queued run once its previous run ended (an unpaused schedule still armed here). */
+  /** Sends the schedule's oldest queued run once its previous run ended (an unpaused, unsuspended schedule armed here). */
   function drain(key: string): Promise<void> {
     return serial(key, async () => {
       const schedule = deps.armed(key);
-      if (!schedule || schedule.paused || (await unfinished(schedule))) return;
+      if (!schedule || schedule.paused || deps.suspended(key) || (await unfinished(schedule))) return;
       await sendQueued(schedule);
     });
   }

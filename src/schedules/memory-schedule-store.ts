@@ -21,6 +21,8 @@ export function createMemoryScheduleStore(
   const schedules = new Map<string, StoredSchedule>();
   const fires = new Map<string, Map<string, FireRecord>>();
   const claiming = new Set<string>();
+  /** Schedules whose create is being written: they count, so two creates never pass a cap together. */
+  const creating = new Map<string, StoredSchedule>();
   const firesOf = (id: string) => fires.get(id) ?? fires.set(id, new Map()).get(id)!;
   /** The key a removal names (one written before ids were scoped per owner names an owned schedule by its bare id). */
   const removedKey = (id: string): string => {
@@ -52,6 +54,23 @@ export function createMemoryScheduleStore(
     close: async () => {},
     schedules: () => Promise.resolve([...schedules.values()]),
     saveSchedule: (schedule) => change({ type: 'schedule', schedule }),
+    async create(schedule, cap) {
+      const key = scheduleKey(schedule);
+      if (schedules.has(key) || creating.has(key)) return 'exists';
+      const holder = schedule.quotaHolder;
+      if (cap !== undefined && holder !== undefined) {
+        const held = [...schedules.values(), ...creating.values()].filter((s) => s.quotaHolder === holder).length;
+        if (held >= cap) return 'full';
+      }
+      creating.set(key, schedule);
+      try {
+        await persist({ type: 'schedule', schedule });
+        apply({ type: 'schedule', schedule });
+      } finally {
+        creating.delete(key);
+      }
+      return 'created';
+    },
     removeSchedule: (id) => change({ type: 'removed', id }),
     async claim(scheduleId, plannedAt) {
       const key = new Date(plannedAt).toISOString();

@@ -9,12 +9,14 @@
  *   written).
  * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace); one an
  *   earlier version kept under the bare id of an owned schedule is moved to its key at open, with its fires.
+ * - `create` counts the holder's schedules in the same atomic step as the write (record-create.ts).
  * - The record store is opened and closed by its owner (createApp), not here.
  */
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { RUNS_KEPT } from './memory-schedule-store.ts';
+import { countedCreates } from './record-create.ts';
 import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 const plannedMs = (fire: FireRecord) => Date.parse(fire.plannedAt);
@@ -30,7 +32,10 @@ export function createRecordScheduleStore(deps: {
   const schedules = records.collection(deps.records, {
     ns: 'schedule',
     schema: z.custom<StoredSchedule>((v) => typeof v === 'object' && v !== null),
-    indexes: () => [{ index: 'all', group: 'all', score: 0 }],
+    indexes: (s) => [
+      { index: 'all', group: 'all', score: 0 },
+      ...(s.quotaHolder !== undefined ? [{ index: 'holder', group: s.quotaHolder, score: 0 }] : []),
+    ],
     log,
   });
   const fires = records.collection(deps.records, {
@@ -47,6 +52,7 @@ export function createRecordScheduleStore(deps: {
     schema: z.object({ at: z.number() }),
     log,
   });
+  const { create, reindex } = countedCreates({ records: deps.records, schedules, takenOver, log });
 
   /** Every fire of a schedule, oldest first. */
   const allRuns = (scheduleId: string) => fires.query({ index: 'runs', group: scheduleId });
@@ -98,7 +104,9 @@ export function createRecordScheduleStore(deps: {
     async open() {
       if (deps.legacy) await takeOver(deps.legacy);
       await rekey();
+      await reindex();
     },
+    create: (schedule, cap) => create(schedule, cap),
     close: () => Promise.resolve(),
     schedules: async () => (await schedules.query({ index: 'all', group: 'all' })).map((i) => i.value),
     async saveSchedule(schedule) {

@@ -4,7 +4,9 @@
  * `recoverAfterMs`: on Redis a younger one may be another instance's, being sent), follows the runs an earlier start
  * left `sent` (their ends are recorded: at once when their session's log holds them, else when their turns end),
  * sends what an `overlap: queue` schedule queued behind a run that has ended, applies `catchUp: last` (the latest
- * tick missed since the last recorded fire, fired once) and arms every schedule from now.
+ * tick missed since the last recorded fire, fired once) and arms every schedule from now. A schedule past the caps
+ * as they are now (`review`, suspension.ts) is armed but suspended: its unsent fire is recorded `skipped` (reason
+ * `suspended`), nothing of it is sent or caught up.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
@@ -21,6 +23,9 @@ export interface RecoveryDeps {
   arm(schedule: StoredSchedule, from: number): void;
   followSent(schedule: StoredSchedule): Promise<void>;
   drain(schedule: StoredSchedule): Promise<void>;
+  /** Holds the armed schedules to the caps (after they are armed). */
+  review(): void;
+  suspended(key: string): boolean;
 }
 
 async function merged(store: ScheduleStore, configured: StoredSchedule[]): Promise<Map<string, StoredSchedule>> {
@@ -40,10 +45,13 @@ export async function recover(deps: RecoveryDeps, configured: StoredSchedule[]):
   const now = clock.now();
   const schedules = await merged(store, configured);
   for (const schedule of schedules.values()) deps.arm(schedule, now);
+  deps.review();
   for (const fire of await store.unsent()) {
     const schedule = schedules.get(fire.scheduleId);
     const planned = Date.parse(fire.plannedAt);
-    if (schedule && now - planned >= deps.recoverAfterMs) {
+    if (!schedule || now - planned < deps.recoverAfterMs) continue;
+    if (deps.suspended(fire.scheduleId)) await store.update({ ...fire, status: 'skipped', reason: 'suspended' });
+    else {
       log.info({ schedule: fire.scheduleId, plannedAt: fire.plannedAt }, 'a fire recorded but never sent is sent now');
       await deps.send(schedule, planned);
     }
@@ -51,7 +59,7 @@ export async function recover(deps: RecoveryDeps, configured: StoredSchedule[]):
   for (const schedule of schedules.values()) {
     await deps.followSent(schedule);
     if (schedule.overlap === 'queue') await deps.drain(schedule);
-    if (schedule.catchUp !== 'last' || schedule.paused) continue;
+    if (schedule.catchUp !== 'last' || schedule.paused || deps.suspended(scheduleKey(schedule))) continue;
     const last = await store.lastPlanned(scheduleKey(schedule));
     const missed = ticksOf(schedule).latest(now);
     if (last === undefined || missed === undefined || missed <= last) continue;

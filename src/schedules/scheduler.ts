@@ -11,6 +11,9 @@
  *   after a restart or by the next tick's overlap check) records it `finished` or `failed` with usage.
  * - A capped schedule (`quotaHolder`, caps.ts) fires no closer than `minIntervalMs` (a closer tick is passed over),
  *   and its sessions are created under its holder's `sessionsPerPrincipal` (past it the run is recorded `failed`).
+ *   `create` counts its holder's schedules in the store, atomically with the write. Kept ones past the caps as they
+ *   are now (a restart, a take-over, limits lowered) are suspended, not fired (suspension.ts): looked at whenever
+ *   the set of schedules changes.
  * - `tick()` fires what is due at `clock.now()`; `start()` calls it on timers that never hold the process open. With
  *   no schedule armed and a store only this process writes (JSONL, memory) no timer runs until one is made; a shared
  *   store (Redis) is looked at every `pollMs`, since another instance may make one.
@@ -23,9 +26,10 @@ import type { EndDeps } from './fire-ends.ts';
 import { createFiring } from './fire.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
-import { fireGap, type ScheduleLimits } from './caps.ts';
+import { capOf, fireGap, type ScheduleLimits } from './caps.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
-import { scheduleKey, type ScheduleStore, type StoredSchedule } from './store-types.ts';
+import { scheduleKey, type CreateOutcome, type ScheduleStore, type StoredSchedule } from './store-types.ts';
+import { createCapReview } from './suspension.ts';
 import { ticksOf, type Ticks } from './ticks.ts';
 
 export interface SchedulerOptions {
@@ -70,14 +74,24 @@ export function createScheduler(options: SchedulerOptions) {
     void p.finally(() => pending.delete(p)).catch(() => {});
     return p;
   };
+  const caps = createCapReview(limits?.schedules, log);
+  const suspended = (key: string) => caps.refusal(key) !== undefined;
+  const review = () => caps.review(armed.values(), clock.now());
   const { fire, drain, send, serial, endDeps } = createFiring({
-    ...{ store, bus, turns, clock, log, metrics, limits, random, track },
+    ...{ store, bus, turns, clock, log, metrics, limits, random, track, suspended },
     armed: (key) => armed.get(key)?.schedule,
   });
 
   function arm(schedule: StoredSchedule, from: number): void {
     const ticks = ticksOf(schedule);
     armed.set(scheduleKey(schedule), { schedule, ticks, next: ticks.next(from) });
+  }
+
+  /** Arms a schedule made or changed here, holds it to the caps, and wakes an idle loop. */
+  function armNew(schedule: StoredSchedule): void {
+    arm(schedule, clock.now());
+    review();
+    if (idle) loop();
   }
 
   /** Fires every armed schedule whose tick is due (a capped one's no closer than `minIntervalMs` to its last). */
@@ -88,7 +102,8 @@ export function createScheduler(options: SchedulerOptions) {
       if (entry.next === undefined || entry.next > now) continue;
       const planned = entry.next;
       entry.next = entry.ticks.next(Math.max(now, planned + fireGap(entry.schedule, limits?.schedules) - 1));
-      if (!entry.schedule.paused) due.push(track(fire(entry.schedule, planned)));
+      if (!entry.schedule.paused && !suspended(scheduleKey(entry.schedule)))
+        due.push(track(fire(entry.schedule, planned)));
     }
     return Promise.all(due).then(() => {});
   }
@@ -97,12 +112,16 @@ export function createScheduler(options: SchedulerOptions) {
   async function refresh(): Promise<void> {
     const stored = await store.schedules();
     const keys = new Set(stored.map(scheduleKey));
-    for (const key of armed.keys()) if (!keys.has(key)) armed.delete(key);
+    let changed = false;
+    for (const key of armed.keys()) if (!keys.has(key)) changed = armed.delete(key);
     for (const s of stored) {
       const known = armed.get(scheduleKey(s));
       if (!known) arm(s, clock.now());
       else if (JSON.stringify(known.schedule) !== JSON.stringify(s)) known.schedule = s;
+      else continue;
+      changed = true;
     }
+    if (changed) review();
   }
 
   /** The last look failed (the store away): the next one waits a whole poll, and the failure is logged once. */
@@ -136,7 +155,7 @@ export function createScheduler(options: SchedulerOptions) {
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
       const recovery = {
         ...{ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, fire, arm },
-        ...{ send, drain: (s: StoredSchedule) => drain(scheduleKey(s)) },
+        ...{ send, drain: (s: StoredSchedule) => drain(scheduleKey(s)), review, suspended },
       };
       await recover({ ...recovery, followSent: (s) => followSent(endDeps, turns, s) }, configured);
       stopped = !timers;
@@ -147,23 +166,33 @@ export function createScheduler(options: SchedulerOptions) {
       clearTimeout(timer);
       await Promise.allSettled([...pending]);
     },
-    /** Keeps and arms a new or changed schedule (its next tick after now); the first one wakes an idle loop. */
+    /**
+     * Keeps and arms a new schedule unless one is kept under its key or (capped) its holder is at `perPrincipal`,
+     * counted in the store with the write (`ScheduleStore.create`).
+     */
+    async create(schedule: StoredSchedule): Promise<CreateOutcome> {
+      const made = await store.create(schedule, capOf(schedule, limits?.schedules));
+      if (made === 'created') armNew(schedule);
+      return made;
+    },
+    /** Keeps and arms a changed schedule (its next tick after now); the first one wakes an idle loop. */
     async put(schedule: StoredSchedule): Promise<void> {
       await store.saveSchedule(schedule);
-      arm(schedule, clock.now());
-      if (idle) loop();
+      armNew(schedule);
       if (schedule.overlap === 'queue' && !schedule.paused) void track(drain(scheduleKey(schedule)));
     },
     /** Deletes the schedule `key` with its runs (those queued are dropped: none of them reached its session). */
     async remove(key: string): Promise<void> {
       armed.delete(key);
+      review();
       await serial(key, () => store.removeSchedule(key));
     },
     /** The schedule kept under `key` (`scheduleKey`). */
     get: (key: string): StoredSchedule | undefined => armed.get(key)?.schedule,
     list: (): StoredSchedule[] => [...armed.values()].map((a) => a.schedule),
-    /** How many schedules are under `holder`'s caps. */
-    held: (holder: string): number => [...armed.values()].filter((a) => a.schedule.quotaHolder === holder).length,
+    /** Why the schedule `key` is suspended (the refusal a create would get; none: it fires). */
+    refusal: (key: string) => caps.refusal(key),
+    suspension: (key: string) => caps.shown(key),
     nextTick: (key: string): number | undefined => armed.get(key)?.next,
     runs: (key: string, limit: number) => store.runs(key, limit),
   };

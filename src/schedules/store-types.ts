@@ -7,6 +7,9 @@
  *   schedule and planned time, ever (on Redis: across instances); later calls answer false.
  * - `update` replaces a recorded fire; `runs` lists a schedule's fires newest planned time first.
  * - `lastPlanned` is the latest planned time recorded for a schedule; `unsent` the fires claimed but never sent.
+ * - `create` keeps a new schedule unless one is kept under its key (`exists`) or, given a `cap`, its `quotaHolder`
+ *   holds `cap` schedules already (`full`), both decided in the same atomic step as the write: of concurrent creates
+ *   (on Redis: on every instance) at most `cap` of one holder's land. `saveSchedule` replaces one (a pause) unchecked.
  */
 import type { ScheduleConfig } from '../config/index.ts';
 
@@ -50,10 +53,14 @@ export interface FireRecord {
   reason?: string;
 }
 
+/** What `ScheduleStore.create` did: kept it, or not (one is kept under its key; its holder is at the cap). */
+export type CreateOutcome = 'created' | 'exists' | 'full';
+
 export interface ScheduleStore {
   open(): Promise<void>;
   close(): Promise<void>;
   schedules(): Promise<StoredSchedule[]>;
+  create(schedule: StoredSchedule, cap?: number): Promise<CreateOutcome>;
   saveSchedule(schedule: StoredSchedule): Promise<void>;
   removeSchedule(id: string): Promise<void>;
   claim(scheduleId: string, plannedAt: number): Promise<boolean>;

@@ -42,6 +42,24 @@ export function scheduleStoreContract(name: string, open: () => Promise<Schedule
       await Promise.all([store.close(), again.close()]);
     });
 
+    it("creates a schedule once per key, and at most `cap` of a holder's, however many creates run at once", async () => {
+      const { store, reopen } = await open();
+      const held = (id: string, holder = 'alice') => ({ ...storedSchedule(id), quotaHolder: holder });
+      const made = await Promise.all(Array.from({ length: 8 }, (_, i) => store.create(held(`c${i}`), 3)));
+      expect(made.filter((m) => m === 'created')).toHaveLength(3);
+      expect(made.filter((m) => m === 'full')).toHaveLength(5);
+      expect(await store.create(held('c0'), 3)).toBe('exists');
+      expect(await store.create(held('b0', 'bob'), 3)).toBe('created');
+      expect(await store.create(storedSchedule('free'))).toBe('created'); // no cap: not counted
+      const again = await reopen();
+      expect(await again.create(held('c9'), 3)).toBe('full');
+      const first = (await again.schedules()).find((s) => s.quotaHolder === 'alice')!;
+      await again.removeSchedule(scheduleKey(first));
+      expect(await again.create(held('c9'), 3)).toBe('created');
+      expect((await again.schedules()).filter((s) => s.quotaHolder === 'alice')).toHaveLength(3);
+      await Promise.all([store.close(), again.close()]);
+    });
+
     it('claims each tick once, records its changes, and lists runs newest first', async () => {
       const { store, reopen } = await open();
       await store.saveSchedule(storedSchedule('a'));

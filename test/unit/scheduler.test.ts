@@ -414,18 +414,56 @@ describe('scheduler', () => {
     });
   });
 
-  it('a capped schedule fires no closer than minIntervalMs, whatever its ticks', async () => {
-    const limits = { schedules: LIMITS, sessionsPerPrincipal: 100 };
-    const h = harness(undefined, undefined, { limits });
-    await h.scheduler.start([{ ...schedule({ everyMs: 250 }), quotaHolder: 'alice' }], false);
+  it('suspends the kept schedules past the caps as they are now: one warning, nothing fired; a delete frees room', async () => {
+    const limits = { schedules: { ...LIMITS, perPrincipal: 2, maxMessageBytes: 32 }, sessionsPerPrincipal: 100 };
+    const lines: string[] = [];
+    const warnLog = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const h = harness(undefined, undefined, { limits, log: warnLog });
+    const kept = (id: string, owner: string, at: number, over: Record<string, unknown> = {}): StoredSchedule => ({
+      ...schedule({ id, everyMs: 1000, session: `${id}-runs`, ...over }),
+      owner,
+      quotaHolder: owner,
+      createdAt: new Date(T0 + at).toISOString(),
+    });
+    await h.scheduler.start(
+      [
+        kept('c', 'alice', 2),
+        kept('a', 'alice', 0),
+        kept('b', 'alice', 1),
+        kept('fast', 'bob', 0, { everyMs: 250 }),
+        kept('long', 'bob', 1, { message: 'x'.repeat(33) }),
+      ],
+      false,
+    );
+    const reasons = ['alice/c', 'bob/fast', 'bob/long', 'alice/a'].map((k) => h.scheduler.suspension(k)?.reason);
+    expect(reasons).toEqual(['schedules_per_principal', 'min_interval', 'message_too_large', undefined]);
+    const warnings = lines
+      .map((l) => JSON.parse(l) as { level: number; suspended?: unknown[] })
+      .filter((l) => l.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.suspended).toEqual([
+      { schedule: 'c', owner: 'alice', holder: 'alice', reason: 'schedules_per_principal', limit: 2 },
+      { schedule: 'fast', owner: 'bob', holder: 'bob', reason: 'min_interval', limit: 1000 },
+      { schedule: 'long', owner: 'bob', holder: 'bob', reason: 'message_too_large', limit: 32 },
+    ]);
     let ended = 0;
-    for (let t = 250; t <= 3000; t += 250) {
+    const tickAt = async (t: number) => {
       h.clock.t = T0 + t;
       await h.scheduler.tick();
-      while (ended < h.sent.length) h.end(ended++, true); // each turn ends at once (found in its log)
-    }
-    const planned = (await h.store.runs('s1', 20)).map((r) => Date.parse(r.plannedAt) - T0).reverse();
-    expect(planned).toEqual([250, 1250, 2250]);
+      while (ended < h.sent.length) h.end(ended++, true);
+    };
+    for (let t = 250; t <= 1000; t += 250) await tickAt(t);
+    const sessions = (from: number) =>
+      h.sent
+        .slice(from)
+        .map((m) => m.sessionId.split('\u0000').at(-1))
+        .sort();
+    expect(sessions(0)).toEqual(['a-runs', 'b-runs']);
+    await h.scheduler.remove('alice/a'); // room for the next oldest
+    expect(h.scheduler.suspension('alice/c')).toBeUndefined();
+    await tickAt(2000);
+    expect(sessions(2)).toEqual(['b-runs', 'c-runs']);
+    expect(lines.filter((l) => l.includes('"level":40'))).toHaveLength(1);
   });
 
   describe('daylight saving time in Europe/Berlin, on a clock set to each transition day', () => {

@@ -5,7 +5,8 @@
  * turns in its owner's sessions, another principal's schedule answers 404 as an unknown one does. An admin may name
  * `principal` when making one, and reaches any by `?owner=` (without it: its own namespace's, else the one schedule
  * of that id). A principal that is not an admin is under `server.limits.schedules` (caps.ts); its schedule records
- * the holder whose caps and sessions it counts toward (`quotaHolder`, never shown).
+ * the holder whose caps and sessions it counts toward (`quotaHolder`, never shown), counted by the store with the
+ * create. A schedule kept past the caps as they are now is shown `suspended` (suspension.ts) and refused a resume.
  */
 import { z } from 'zod';
 import { AppError } from '../../errors/index.ts';
@@ -20,7 +21,7 @@ import {
   withTimestamp,
   type Route,
 } from '../../http/feature-mount.ts';
-import { checkCaps, type ScheduleLimits } from '../caps.ts';
+import { fullRefusal, overCap, type ScheduleLimits } from '../caps.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { scheduleKey, type FireRecord, type StoredSchedule } from '../store-types.ts';
 
@@ -30,7 +31,20 @@ const scheduleRecord = z.looseObject({
   owner: z.string().describe('Whose sessions the runs are ("": no principal\'s)'),
   source: z.enum(['config', 'api']),
   paused: z.boolean(),
-  nextRunAt: z.string().optional().describe('The next tick (ISO), when one is left and the schedule is not paused'),
+  nextRunAt: z
+    .string()
+    .optional()
+    .describe('The next tick (ISO), when one is left and the schedule is neither paused nor suspended'),
+  suspended: z
+    .object({
+      reason: z.string().describe('min_interval, message_too_large or schedules_per_principal'),
+      message: z.string(),
+      limit: z.number(),
+    })
+    .optional()
+    .describe(
+      'Past server.limits.schedules as they are now (kept from before the limits, or made past them): kept, not fired',
+    ),
 });
 /** One fire of a schedule (src/schedules/store-types.ts). */
 const scheduleRun = z.object({
@@ -92,11 +106,15 @@ function scheduleAccess(deps: ScheduleRoutesDeps) {
     if (!deps.schedules) throw new AppError('SERVICE_UNAVAILABLE', 'Schedules are not served here');
     return deps.schedules;
   };
-  /** Keys being made (their store write under way), so two requests never make one twice or pass a cap together. */
-  const making = new Map<string, string | undefined>();
   const view = (s: StoredSchedule) => {
-    const next = scheduler().nextTick(scheduleKey(s));
-    return { ...shown(s), ...(next !== undefined && !s.paused && { nextRunAt: new Date(next).toISOString() }) };
+    const key = scheduleKey(s);
+    const suspended = scheduler().suspension(key);
+    const next = suspended ? undefined : scheduler().nextTick(key);
+    return {
+      ...shown(s),
+      ...(next !== undefined && !s.paused && { nextRunAt: new Date(next).toISOString() }),
+      ...(suspended && { suspended }),
+    };
   };
   const owned = (principal: Principal, id: string, owner: string | undefined): StoredSchedule => {
     checkOwnerNamed(principal, owner, ownerOf(principal), 'a schedule');
@@ -114,21 +132,14 @@ function scheduleAccess(deps: ScheduleRoutesDeps) {
     if (!found || !reaches(principal, found)) throw notFound(id);
     return found;
   };
+  /** Keeps a new schedule: a capped one within its caps, its holder's count taken in the store with the write. */
   const make = async (schedule: StoredSchedule): Promise<void> => {
-    const key = scheduleKey(schedule);
-    const holder = schedule.quotaHolder;
-    if (scheduler().get(key) || making.has(key))
-      throw new AppError('INVALID_REQUEST', `A schedule "${schedule.id}" exists`, { field: 'id' });
-    if (holder !== undefined && deps.limits) {
-      const inFlight = [...making.values()].filter((h) => h === holder).length;
-      checkCaps(schedule, deps.limits, scheduler().held(holder) + inFlight, deps.clock.now());
-    }
-    making.set(key, holder);
-    try {
-      await scheduler().put(schedule);
-    } finally {
-      making.delete(key);
-    }
+    const refusal =
+      schedule.quotaHolder !== undefined && deps.limits && overCap(schedule, deps.limits, deps.clock.now());
+    if (refusal) throw refusal;
+    const made = await scheduler().create(schedule);
+    if (made === 'exists') throw new AppError('INVALID_REQUEST', `A schedule "${schedule.id}" exists`, { field: 'id' });
+    if (made === 'full') throw fullRefusal(deps.limits!);
   };
   return { scheduler, view, owned, make };
 }
@@ -202,9 +213,12 @@ export function scheduleRoutes(deps: ScheduleRoutesDeps): Route[] {
       body: pauseBody,
       example: { paused: true },
       response: RESPONSES.schedule,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SCHEDULE_NOT_FOUND', 'FORBIDDEN'],
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SCHEDULE_NOT_FOUND', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
       async handler({ params, query, body, principal }) {
-        const changed = { ...owned(principal, params.id, query.owner), paused: body.paused };
+        const found = owned(principal, params.id, query.owner);
+        const refusal = scheduler().refusal(scheduleKey(found));
+        if (refusal && !body.paused) throw refusal;
+        const changed = { ...found, paused: body.paused };
         await scheduler().put(changed);
         return reply({ success: true as const, schedule: view(changed) });
       },
