@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGapRepair, type StoredFact } from '../../src/cluster/gap-repair.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const FACT = 'agent.stored';
 const fact = (seq: number): StoredFact => ({ seq, ts: new Date(seq * 1000).toISOString(), event: { turnId: 't' } });
@@ -46,7 +47,7 @@ describe('gap repair of a watched session', () => {
     r.relayFact(4);
     expect(r.heard).toEqual(['fact 1']);
     r.release();
-    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 2', 'fact 3', 'agent.chunk later', 'fact 4']);
+    await expect.poll(() => r.heard, PATIENT).toEqual(['fact 1', 'fact 2', 'fact 3', 'agent.chunk later', 'fact 4']);
     expect(r.reads).toEqual([1]);
   });
 
@@ -54,7 +55,7 @@ describe('gap repair of a watched session', () => {
     const r = rig([1, 2, 3].map(fact));
     r.relayFact(1);
     r.gaps.reread('s');
-    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 2', 'fact 3']);
+    await expect.poll(() => r.heard, PATIENT).toEqual(['fact 1', 'fact 2', 'fact 3']);
     r.relayFact(3); // a late copy of a fact read back
     expect(r.heard).toHaveLength(3);
   });
@@ -79,7 +80,7 @@ describe('gap repair of a watched session', () => {
     });
     gaps.relay('s', FACT, fact(1), { correlationId: 't' });
     gaps.relay('s', FACT, fact(5), { correlationId: 't' });
-    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 5']);
+    await expect.poll(() => r.heard, PATIENT).toEqual(['fact 1', 'fact 5']);
   });
 
   it('given the store not back yet when the subscription is, when reread, then the read is tried again until it answers', async () => {
@@ -103,7 +104,7 @@ describe('gap repair of a watched session', () => {
     const r = rig([1, 2, 3, 4].map(fact));
     r.gaps.known('s', 2); // the session's last seq as the watch began: the watcher's replay has 1 and 2
     r.relayFact(4); // 3 was lost
-    await expect.poll(() => r.heard).toEqual(['fact 3', 'fact 4']);
+    await expect.poll(() => r.heard, PATIENT).toEqual(['fact 3', 'fact 4']);
     expect(r.reads).toEqual([2]);
   });
 
@@ -123,7 +124,7 @@ describe('gap repair of a watched session', () => {
     r.relayFact(3); // 2 was lost: read back
     r.gaps.forget('s'); // the last watcher left
     r.release();
-    await expect.poll(() => r.heard).toEqual(['fact 1', 'fact 3']); // 3 waited: it passes to the next watch
+    await expect.poll(() => r.heard, PATIENT).toEqual(['fact 1', 'fact 3']); // 3 waited: it passes to the next watch
     r.relayFact(4);
     expect(r.heard).toEqual(['fact 1', 'fact 3', 'fact 4']);
   });

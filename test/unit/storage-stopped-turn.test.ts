@@ -17,6 +17,7 @@ import { sessionKey } from '../../src/session-id.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { recordBus } from '../support/bus-recorder.ts';
+import { PATIENT } from '../support/wait.ts';
 
 /**
  * A store whose appends fail while `down` (as Redis's do while it is away), or take one and fail it (`lose`: its
@@ -75,7 +76,7 @@ async function stoppedTurn() {
   const rig = agentOver(store);
   await rig.agent.start();
   const { turnId } = await rig.send('first', 'a');
-  await expect.poll(() => rig.asked).toEqual(['first']);
+  await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
   medium.down = true;
   rig.answer();
   const end = await rig.recorder.turnEnd('a');
@@ -89,13 +90,13 @@ describe('a turn stopped by a storage failure', () => {
   it('is ended in the log as soon as the store says it is back, with no further use of the session (the chaos run found such turns)', async () => {
     const { store, medium, turnId } = await stoppedTurn();
     medium.back();
-    await expect.poll(() => typesOf(store)).toEqual([`userMessage:${turnId}`, `turnFailed:${turnId}`]);
+    await expect.poll(() => typesOf(store), PATIENT).toEqual([`userMessage:${turnId}`, `turnFailed:${turnId}`]);
   });
 
   it("is ended in the log before the session's next fact, as its caller was told", async () => {
     const { store, rig, turnId } = await stoppedTurn();
     const next = await rig.send('second', 'b');
-    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first', 'second']);
     rig.answer();
     expect((await rig.recorder.turnEnd('b')).name).toBe('agent.response');
     expect(await typesOf(store)).toEqual([
@@ -117,7 +118,7 @@ describe('a turn stopped by a storage failure', () => {
     await again.agent.start();
     await again.bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') });
     const next = await again.send('second', 'b');
-    await expect.poll(() => again.asked).toEqual(['second']);
+    await expect.poll(() => again.asked, PATIENT).toEqual(['second']);
     again.answer();
     expect((await again.recorder.turnEnd('b')).name).toBe('agent.response');
     expect((await typesOf(store)).slice(2)).toEqual([`userMessage:${next.turnId}`, `response:${next.turnId}`]);
@@ -131,7 +132,7 @@ describe('queued messages whose turns a storage failure stopped before they were
     const rig = agentOver(store);
     await rig.agent.start();
     const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked).toEqual(['first']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
     const second = await rig.send('second', 'b');
     const third = await rig.send('third', 'c');
     expect([second.queued, third.queued]).toEqual([true, true]);
@@ -141,7 +142,7 @@ describe('queued messages whose turns a storage failure stopped before they were
       expect((await rig.recorder.turnEnd(id)).payload).toMatchObject({ details: { reason: 'storage' } });
     medium.down = false;
     medium.back();
-    await expect.poll(async () => (await typesOf(store)).length).toBe(6);
+    await expect.poll(async () => (await typesOf(store)).length, PATIENT).toBe(6);
     const log = await typesOf(store);
     expect(log.slice(0, 3)).toEqual([
       `userMessage:${first.turnId}`,
@@ -160,14 +161,14 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
     const rig = agentOver(store);
     await rig.agent.start();
     const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked).toEqual(['first']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
     medium.lose = true;
     await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
     rig.answer();
-    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first', 'second']);
     rig.answer();
     await expect
-      .poll(() => typesOf(store))
+      .poll(() => typesOf(store), PATIENT)
       .toEqual([
         `userMessage:${first.turnId}`,
         expect.stringMatching(/^messageQueued:/),
@@ -185,7 +186,7 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
     const rig = agentOver(store);
     await rig.agent.start();
     const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked).toEqual(['first']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
     medium.lose = true;
     await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
     medium.down = true; // the turn ahead cannot store its end either: no later append finds the lost one
@@ -193,10 +194,10 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
     expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
     medium.down = false;
     medium.back();
-    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first', 'second']);
     rig.answer();
     await expect
-      .poll(() => typesOf(store))
+      .poll(() => typesOf(store), PATIENT)
       .toEqual([
         `userMessage:${first.turnId}`,
         expect.stringMatching(/^messageQueued:/),
@@ -212,12 +213,12 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
     const rig = agentOver(store);
     await rig.agent.start();
     const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked).toEqual(['first']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
     medium.lose = true; // the reply is stored; its caller hears a failure
     rig.answer();
     expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
     const second = await rig.send('second', 'b');
-    await expect.poll(() => rig.asked).toEqual(['first', 'second']);
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first', 'second']);
     rig.answer();
     expect((await rig.recorder.turnEnd('b')).name).toBe('agent.response');
     expect(await typesOf(store)).toEqual([

@@ -12,6 +12,7 @@ import type { Delivery } from '../../src/webhooks/outbox-store.ts';
 import { createRecordOutbox } from '../../src/webhooks/outbox-records.ts';
 import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 import { isPushDelivery } from '../../src/a2a-face/push/index.ts';
+import { PATIENT } from '../support/wait.ts';
 
 let receiver: Server;
 let url = '';
@@ -78,8 +79,8 @@ describe('the dispatcher and push deliveries', () => {
     await outbox.add(delivery('p1'));
     await outbox.add(delivery('p2'));
     dispatcher.start(true);
-    await expect.poll(async () => (await outbox.get('p1'))?.status).toBe('delivered');
-    await expect.poll(async () => (await outbox.get('p2'))?.lastError).toBe('push config removed');
+    await expect.poll(async () => (await outbox.get('p1'))?.status, PATIENT).toBe('delivered');
+    await expect.poll(async () => (await outbox.get('p2'))?.lastError, PATIENT).toBe('push config removed');
     expect((await outbox.get('p2'))?.status).toBe('failed');
     await dispatcher.stop();
     expect(received).toEqual([
@@ -93,7 +94,7 @@ describe('the dispatcher and push deliveries', () => {
     const before = Date.now();
     await outbox.add(delivery('p3'));
     dispatcher.start(true);
-    await expect.poll(async () => (await outbox.get('p3'))?.attempts).toBe(1);
+    await expect.poll(async () => (await outbox.get('p3'))?.attempts, PATIENT).toBe(1);
     await dispatcher.stop();
     const d = await outbox.get('p3');
     expect(d).toMatchObject({ status: 'pending', lastStatusCode: 503 });
