@@ -145,15 +145,15 @@ describe('bounds', () => {
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const open = await wsConnections();
     // Over REST, so that no other socket of this loaded process has the frames to read.
-    for (let i = 0; i < 3; i++)
-      expect(
-        (
-          await api(svc.url, 'POST', '/api/message', {
-            sessionId: 'ws-slow',
-            message: `[[reply:ok]] ${'y'.repeat(10 * MB)}`,
-          })
-        ).status,
-      ).toBe(200);
+    // Each message with its own turnId: a post that meets a kept-alive connection the loaded server just closed
+    // (ECONNRESET before any answer) is sent again, and a repeat of one that arrived is a duplicate, not a new turn.
+    for (let i = 0; i < 3; i++) {
+      const message = { sessionId: 'ws-slow', turnId: `slow-${i}`, message: `[[reply:ok]] ${'y'.repeat(10 * MB)}` };
+      const sent = await api(svc.url, 'POST', '/api/message', message).catch(() =>
+        api(svc.url, 'POST', '/api/message', message),
+      );
+      expect(sent.status).toBe(200);
+    }
     // The turns' 10 MB frames pile up unread: past maxBodyBytes the server's slow-reader sweep closes `slow`, the
     // gauge shows it. Each turn's reply waits for its message's durable write, which a loaded machine makes slow.
     await expect.poll(wsConnections, { ...PATIENT, timeout: 90_000 }).toBe(open - 1);
