@@ -221,26 +221,6 @@ export function recordStoreContract(name: string, make: () => Promise<RecordMedi
       expect(await other.claim('things', 'a', 60_000)).toBeDefined();
     });
 
-    it('fences: the current token passes, an older one is refused with nothing written, no fence is unaffected', async () => {
-      const medium = await subject();
-      const other = await another(medium);
-      const first = await medium.store.fences.issue('session-1');
-      expect(await medium.store.commit([put('a', 1)], { fence: { key: 'session-1', token: first } })).toBe(true);
-      const second = await other.fences.issue('session-1');
-      expect(second).toBeGreaterThan(first);
-      expect(await medium.store.commit([put('a', 2), put('b', 2)], { fence: { key: 'session-1', token: first } })).toBe(
-        false,
-      );
-      expect(await medium.store.getMany('things', ['a', 'b'])).toEqual([
-        expect.objectContaining({ value: 1 }),
-        undefined,
-      ]);
-      expect(await other.commit([put('a', 3)], { fence: { key: 'session-1', token: second } })).toBe(true);
-      expect(await medium.store.commit([put('a', 4)])).toBe(true);
-      expect(await medium.store.commit([put('c', 1)], { fence: { key: 'never-issued', token: 1 } })).toBe(false);
-      expect(await medium.store.fences.issue('session-2')).toBeGreaterThan(0);
-    });
-
     it('keeps what was committed for a store opened later on the medium', async () => {
       const medium = await subject();
       if (!medium.reopen) return;

@@ -215,7 +215,6 @@ describe('jsonl record store', () => {
     const store = createJsonlRecordStore({ dir, log });
     await store.open();
     await store.get('things', 'a');
-    await store.fences.issue('k');
     await store.commit([put('a', 1, { ifVersion: 5 })]);
     await expect(stat(join(dir, RECORDS_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
     await store.commit([put('a', 1)]);

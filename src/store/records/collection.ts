@@ -4,13 +4,13 @@
  * - Every value read back is checked by `schema` (a record written by another version, or by hand, may not fit):
  *   one that fails is left out of what is answered (`get`: undefined) with a warning naming the namespace and id,
  *   never an exception.
- * - `put` and `delete` are one-record commits (false: an `ifVersion` or the fence failed); `writes.put`/`writes.delete`
+ * - `put` and `delete` are one-record commits (false: an `ifVersion` failed); `writes.put`/`writes.delete`
  *   build the same writes for a commit of several records, across collections (`store.commit`).
  * - A put's index entries are `indexes(value)`, so moving a record between groups is putting its new value.
  */
 import type { z } from 'zod';
 import type { Logger } from '../../log/index.ts';
-import type { Fence, IndexEntry, Lease, RecordQuery, RecordStore, RecordWrite, StoredRecord } from './types.ts';
+import type { IndexEntry, Lease, RecordQuery, RecordStore, RecordWrite, StoredRecord } from './types.ts';
 
 /** A record of a collection: its id, checked value and version. */
 export interface Item<T> {
@@ -28,8 +28,8 @@ export interface Collection<T> {
   readonly ns: string;
   get(id: string): Promise<Item<T> | undefined>;
   getMany(ids: readonly string[]): Promise<(Item<T> | undefined)[]>;
-  put(id: string, value: T, options?: PutOptions & { fence?: Fence }): Promise<boolean>;
-  delete(id: string, options?: { ifVersion?: number; fence?: Fence }): Promise<boolean>;
+  put(id: string, value: T, options?: PutOptions): Promise<boolean>;
+  delete(id: string, options?: { ifVersion?: number }): Promise<boolean>;
   /** A query of one of the collection's indexes; records whose value fails the schema are left out. */
   query(q: Omit<RecordQuery, 'ns'>): Promise<Item<T>[]>;
   count(index: string, group: string): Promise<number>;
@@ -72,13 +72,12 @@ export function collection<S extends z.ZodType>(
       ...(o.ifVersion !== undefined && { ifVersion: o.ifVersion }),
     }),
   };
-  const fenced = (fence: Fence | undefined) => (fence ? { fence } : undefined);
   return {
     ns,
     get: async (id) => checked(await store.get(ns, id)),
     getMany: async (ids) => (await store.getMany(ns, ids)).map(checked),
-    put: (id, value, o = {}) => store.commit([writes.put(id, value, o)], fenced(o.fence)),
-    delete: (id, o = {}) => store.commit([writes.delete(id, o)], fenced(o.fence)),
+    put: (id, value, o) => store.commit([writes.put(id, value, o)]),
+    delete: (id, o) => store.commit([writes.delete(id, o)]),
     query: async (q) => (await store.query({ ...q, ns })).map(checked).filter((item) => item !== undefined),
     count: (index, group) => store.count(ns, index, group),
     claim: (id, ttlMs) => store.claim(ns, id, ttlMs),

@@ -4,8 +4,7 @@
  * `<ns>.state`/`<owner>`: `{ seq, state }`, written in the same commit as the events it folds. Contracts:
  * - `append` commits the events and the new state atomically and answers that state; the state is put with the
  *   `ifVersion` it was folded from, so of concurrent appends (any instance) each lands once, folded in the order they
- *   commit (a conflict reads the state again and folds anew). With a `fence`, an append refused by the fence rejects
- *   with SERVICE_UNAVAILABLE (`reason: "fenced"`), nothing written.
+ *   commit (a conflict reads the state again and folds anew).
  * - `state` answers the kept fold without reading events. A per-process cache keyed by the state record's version
  *   answers an unchanged state without parsing it again: one `version` read (Redis: one HMGET of two small fields),
  *   then the record only when its version moved. What it answers is deep-frozen (shared with other callers); `evolve`
@@ -20,10 +19,10 @@ import { AppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { deepFreeze } from '../stored-event.ts';
 import { collection } from './collection.ts';
-import type { Fence, RecordStore, RecordWrite, StoredRecord } from './types.ts';
+import type { RecordStore, RecordWrite, StoredRecord } from './types.ts';
 
 export interface FoldedLog<E, S> {
-  append(owner: string, events: readonly E[], options?: { fence?: Fence }): Promise<S>;
+  append(owner: string, events: readonly E[]): Promise<S>;
   state(owner: string): Promise<S>;
   /** The owner's events with seq > `after` (default 0), oldest first, at most `limit`. */
   events(owner: string, page?: { after?: number; limit?: number }): Promise<{ seq: number; event: E }[]>;
@@ -124,7 +123,7 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
   }
 
   return {
-    async append(owner, list, o = {}) {
+    async append(owner, list) {
       for (let attempt = 1; ; attempt++) {
         const from = await current(owner);
         if (list.length === 0) return from.state;
@@ -134,12 +133,8 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
           ...list.map((event, i) => eventWrite(owner, from.seq + i + 1, event)),
           states.writes.put(owner, { seq, state }, { ifVersion: from.version }),
         ];
-        if (await store.commit(writes, o.fence && { fence: o.fence }))
+        if (await store.commit(writes))
           return remember(owner, { version: from.version + 1, seq, state: deepFreeze(state) }).state;
-        if (o.fence && ((await store.version(states.ns, owner)) ?? 0) === from.version)
-          throw new AppError('SERVICE_UNAVAILABLE', 'the write was refused: its fencing token is not current', {
-            reason: 'fenced',
-          });
         if (attempt === ATTEMPTS)
           throw new AppError('INTERNAL_ERROR', 'record store: an append kept conflicting', { reason: 'conflict' });
       }

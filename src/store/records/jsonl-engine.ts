@@ -7,9 +7,7 @@
  *   bytes its live records would take, it is rewritten with one line per live record (expired ones dropped) into
  *   `<file>.compacting`, synced, renamed over the file and the folder synced, inside the write queue (no commit waits
  *   on a half-done rewrite; a failed one leaves the old file and is tried again once the file doubled).
- * - Fences and leases live in this process: the folder is held by one process (dir-lock.ts), so the storage lock is the
- *   fence between processes. `fences.issue` resolves once the group in flight is done, so a commit decided before a
- *   token was issued is never applied after the new holder starts.
+ * - Leases live in this process: the folder is held by one process (dir-lock.ts).
  */
 import { mkdir, rename, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -139,11 +137,11 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
   }
 
   return overState(state, clock, {
-    commit: (writes, fence) => writer.commit(prepare(writes), fence),
+    commit: (writes) => writer.commit(prepare(writes)),
     async purge() {
-      await writer.commit([], undefined); // the commits made before are in the file now
+      await writer.commit([]); // the commits made before are in the file now
       const compacted = new Promise<boolean>((resolve) => purges.push(resolve));
-      void writer.commit([], undefined); // a group, after which the file is compacted
+      void writer.commit([]); // a group, after which the file is compacted
       if (!(await compacted)) throw unavailable(`cannot compact ${path}`, new Error('compaction failed'));
     },
     open,
@@ -156,6 +154,5 @@ export function createJsonlRecordStore(options: JsonlRecordStoreOptions): Record
     ready() {
       if (!opened) throw new AppError('SERVICE_UNAVAILABLE', 'the record store is not open', { reason: 'storage' });
     },
-    settled: () => writer.settled(),
   });
 }

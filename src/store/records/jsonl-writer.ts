@@ -11,21 +11,17 @@
  */
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { RecordState } from './memory-state.ts';
-import type { Fence } from './types.ts';
 import type { Prepared } from './writes.ts';
 import { lineOf } from './jsonl-lines.ts';
 
 interface Pending {
   writes: Prepared[];
-  fence: Fence | undefined;
   resolve(ok: boolean): void;
   reject(err: unknown): void;
 }
 
 export interface GroupWriter {
-  commit(writes: Prepared[], fence: Fence | undefined): Promise<boolean>;
-  /** Resolves once the group in flight (if any) is done: what was decided before now is applied or refused. */
-  settled(): Promise<void>;
+  commit(writes: Prepared[]): Promise<boolean>;
   /** Resolves once the queue is empty. */
   drained(): Promise<void>;
 }
@@ -43,14 +39,12 @@ export function createGroupWriter(
 ): GroupWriter {
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
-  /** The group in flight. */
-  let current: Promise<void> | undefined;
 
   async function writeGroup(group: Pending[]): Promise<void> {
     const pending = new Map<string, number>();
     const versionOf = (key: string) => pending.get(key) ?? state.versionOf(key);
     const decided = group.map((p) => {
-      const changes = state.decide(p.writes, versionOf, p.fence);
+      const changes = state.decide(p.writes, versionOf);
       for (const c of changes ?? []) pending.set(`${c.ns}:${c.id}`, c.op === 'put' ? c.version : 0);
       return changes;
     });
@@ -73,9 +67,7 @@ export function createGroupWriter(
     // One turn of the event loop first, so that commits made together (Promise.all) start as one group.
     await yieldToIo();
     while (queue.length > 0) {
-      current = writeGroup(queue.splice(0, maxGroup));
-      await current;
-      current = undefined;
+      await writeGroup(queue.splice(0, maxGroup));
       await io.after();
     }
   }
@@ -87,13 +79,10 @@ export function createGroupWriter(
     }));
 
   return {
-    commit(writes, fence) {
-      const done = new Promise<boolean>((resolve, reject) => queue.push({ writes, fence, resolve, reject }));
+    commit(writes) {
+      const done = new Promise<boolean>((resolve, reject) => queue.push({ writes, resolve, reject }));
       void start();
       return done;
-    },
-    settled: async () => {
-      await current;
     },
     drained: async () => {
       while (running) await running;

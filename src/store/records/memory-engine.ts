@@ -8,8 +8,8 @@ import { systemClock, type Clock } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import { createLocalLeases } from './local-leases.ts';
 import { createRecordState, toStored, type RecordState } from './memory-state.ts';
-import type { Fence, RecordStore, RecordStoreDeps, RecordWrite } from './types.ts';
-import { checkFence, checkId, checkName, checkQuery, prepare, recordKey } from './writes.ts';
+import type { RecordStore, RecordStoreDeps, RecordWrite } from './types.ts';
+import { checkId, checkName, checkQuery, prepare, recordKey } from './writes.ts';
 
 /** Runs `f` as a promise: a thrown error (an invalid name) rejects, as on the engines that do I/O. */
 const later = <T>(f: () => T | Promise<T>): Promise<T> => Promise.resolve().then(f);
@@ -22,12 +22,10 @@ export function overState(
   state: RecordState,
   clock: Clock,
   engine: {
-    commit(writes: readonly RecordWrite[], fence: Fence | undefined): Promise<boolean>;
+    commit(writes: readonly RecordWrite[]): Promise<boolean>;
     open(): Promise<void>;
     close(): Promise<void>;
     ready(): void;
-    /** Resolves once the commits decided before a token was issued are applied or refused (default: at once). */
-    settled?(): Promise<void>;
     /** RecordStore.purge (default: nothing is left behind). */
     purge?(): Promise<void>;
   },
@@ -62,20 +60,12 @@ export function overState(
       }),
     count: (ns, index, group) =>
       read(() => state.count(checkName(ns, 'namespace'), checkName(index, 'index'), checkId(group, 'group'))),
-    commit: (writes, options) =>
+    commit: (writes) =>
       later(() => {
         engine.ready();
-        checkFence(options?.fence);
-        return engine.commit(writes, options?.fence);
+        return engine.commit(writes);
       }),
     claim: (ns, id, ttlMs) => read(() => leases.claim(recordKey(ns, id), ttlMs)),
-    fences: {
-      async issue(key) {
-        const token = await read(() => state.issue(checkId(key, 'fence key')));
-        await engine.settled?.();
-        return token;
-      },
-    },
   };
 }
 
@@ -84,8 +74,8 @@ export function createMemoryRecordStore(deps: Partial<RecordStoreDeps> = {}): Re
   const state = createRecordState(clock);
   let closed = false;
   return overState(state, clock, {
-    commit(writes, fence) {
-      const changes = state.decide(prepare(writes), state.versionOf, fence);
+    commit(writes) {
+      const changes = state.decide(prepare(writes), state.versionOf);
       changes?.forEach(state.apply);
       return Promise.resolve(changes !== undefined);
     },

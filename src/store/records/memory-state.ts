@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import { SortedIndex } from './sorted-index.ts';
-import type { Fence, IndexEntry, RecordQuery, StoredRecord } from './types.ts';
+import type { IndexEntry, RecordQuery, StoredRecord } from './types.ts';
 import type { Prepared } from './writes.ts';
 
 /** A record as held: its value's JSON text (parsed for each reader), version, index entries and expiry. */
@@ -38,7 +38,6 @@ export function createRecordState(clock: Clock, sizeOf: (held: Held) => number =
   const records = new Map<string, Held>();
   const groups = new Map<string, SortedIndex>();
   let expiries = new SortedIndex();
-  const fences = new Map<string, number>();
   let liveBytes = 0;
 
   const unhold = (key: string): void => {
@@ -84,10 +83,9 @@ export function createRecordState(clock: Clock, sizeOf: (held: Held) => number =
     },
     /**
      * The changes `writes` make when every condition holds against `versionOf` (the held versions, or those a queue of
-     * commits will leave), and the fence is current; undefined (nothing to apply) otherwise.
+     * commits will leave); undefined (nothing to apply) otherwise.
      */
-    decide(writes: readonly Prepared[], versionOf: (key: string) => number, fence?: Fence): Change[] | undefined {
-      if (fence && (fences.get(fence.key) ?? 0) !== fence.token) return undefined;
+    decide(writes: readonly Prepared[], versionOf: (key: string) => number): Change[] | undefined {
       const changes: Change[] = [];
       for (const w of writes) {
         const current = versionOf(w.key);
@@ -115,11 +113,6 @@ export function createRecordState(clock: Clock, sizeOf: (held: Held) => number =
       purge();
       return groups.get(groupKey(ns, index, group))?.size ?? 0;
     },
-    issue(key: string): number {
-      const token = (fences.get(key) ?? 0) + 1;
-      fences.set(key, token);
-      return token;
-    },
     /** Every live record (for a compaction). */
     live(): Held[] {
       purge();
@@ -130,7 +123,7 @@ export function createRecordState(clock: Clock, sizeOf: (held: Held) => number =
       purge();
       return liveBytes;
     },
-    /** Forgets every record (fences stay: they outlive a reload of the file). */
+    /** Forgets every record. */
     clear(): void {
       records.clear();
       groups.clear();

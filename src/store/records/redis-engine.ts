@@ -3,8 +3,7 @@
  * store's key starts so): a record is the hash `r:<ns>:<id>` (`val` its JSON, `v` its version, `ix` the keys of the
  * index groups it is in, so a put or delete removes its old entries; `x` its expiry, also set as PEXPIREAT); an index
  * group is the sorted set `i:<ns>:<index>:<group>` (member: the id, so ties order by id's bytes, code point order);
- * `x` scores every expiring record by its time; `l:<ns>:<id>` is a lease (`SET NX PX`), `f:<key>` a fence's latest
- * token (INCR). A commit, a query and a count are one script each (redis-scripts.ts: loaded once, EVALSHA, and EVAL
+ * `x` scores every expiring record by its time; `l:<ns>:<id>` is a lease (`SET NX PX`). A commit, a query and a count are one script each (redis-scripts.ts: loaded once, EVALSHA, and EVAL
  * when Redis lost it, after a restart); `get` and `version` one HMGET. While Redis is unreachable every call fails
  * at once with SERVICE_UNAVAILABLE (`reason: "storage"`); once it is back the store works again.
  */
@@ -15,7 +14,7 @@ import { closeRedisConnection, createRedisConnection, safeRedisUrl, storageFailu
 import { RELEASE_IF_OWNER } from '../secret-store.ts';
 import { COMMIT, COUNT, QUERY } from './redis-scripts.ts';
 import type { RecordQuery, RecordStore, RecordStoreDeps, StoredRecord } from './types.ts';
-import { checkFence, checkId, checkName, checkQuery, prepare, recordKey, type Prepared } from './writes.ts';
+import { checkId, checkName, checkQuery, prepare, recordKey, type Prepared } from './writes.ts';
 
 export interface RedisRecordStoreOptions extends RecordStoreDeps {
   url: string;
@@ -89,13 +88,11 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
       const key = `i:${checkName(ns, 'namespace')}:${checkName(index, 'index')}:${checkId(group, 'group')}`;
       return Number(await run(COUNT, [key], 'count'));
     },
-    async commit(writes, opts) {
-      checkFence(opts?.fence);
+    async commit(writes) {
       const prepared = prepare(writes);
-      if (prepared.length === 0 && !opts?.fence) return true;
+      if (prepared.length === 0) return true;
       const values = prepared.flatMap((w) => (w.op === 'put' ? [w.json] : []));
-      const fence = opts?.fence ? [checkId(opts.fence.key, 'fence key'), String(opts.fence.token)] : ['', ''];
-      return (await run(COMMIT, [...fence, writesJson(prepared), ...values], 'commit')) === 1;
+      return (await run(COMMIT, [writesJson(prepared), ...values], 'commit')) === 1;
     },
     async claim(ns, id, ttlMs) {
       const key = `${p}l:${recordKey(ns, id)}`;
@@ -107,9 +104,6 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
           await client.eval(RELEASE_IF_OWNER, { keys: [key], arguments: [owner] }).catch(failure('release'));
         },
       };
-    },
-    fences: {
-      issue: async (key) => Number(await client.incr(`${p}f:${checkId(key, 'fence key')}`).catch(failure('fence'))),
     },
   };
 }

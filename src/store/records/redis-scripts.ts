@@ -1,6 +1,6 @@
 /**
  * The Redis engine's scripts (redis-engine.ts has the key layout). Each runs alone, so a commit is one atomic step:
- * every condition and the fence are checked before anything is written. ARGV[1] is the key prefix (`<keyPrefix>rec:`),
+ * every condition is checked before anything is written. ARGV[1] is the key prefix (`<keyPrefix>rec:`),
  * ARGV[2] the store's clock (epoch ms): every script first drops the records whose `expiresAt` came (`purge`), with
  * their index entries, so no index or count answers one; the keys are named inside (no Redis Cluster).
  * Byte order of ids (a query's cursor) is compared byte by byte, never with Lua's locale-dependent `<`.
@@ -22,20 +22,19 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', p .. 'x', '-inf', now)) do uninde
 `;
 
 /**
- * ARGV[3]: fence key ('' for none), ARGV[4]: its token, ARGV[5]: the writes as JSON `[{k, id, ns, op ('p'|'d'), iv?,
- * ix?: [[index, group, score]], x?}]` (scores and expiry as strings, exact), ARGV[6…]: the puts' values in order.
- * Returns 1 when applied, 0 when a condition or the fence failed (nothing written).
+ * ARGV[3]: the writes as JSON `[{k, id, ns, op ('p'|'d'), iv?, ix?: [[index, group, score]], x?}]` (scores and
+ * expiry as strings, exact), ARGV[4…]: the puts' values in order. Returns 1 when applied, 0 when a condition failed
+ * (nothing written).
  */
 export const COMMIT = `${PURGE}
-if ARGV[3] ~= '' and redis.call('GET', p .. 'f:' .. ARGV[3]) ~= ARGV[4] then return 0 end
-local writes = cjson.decode(ARGV[5])
+local writes = cjson.decode(ARGV[3])
 local versions = {}
 for i, w in ipairs(writes) do
   local v = tonumber(redis.call('HGET', p .. 'r:' .. w.k, 'v') or '0')
   if w.iv and w.iv ~= v then return 0 end
   versions[i] = v + 1
 end
-local value = 6
+local value = 4
 for i, w in ipairs(writes) do
   unindex(w.k)
   if w.op == 'p' then

@@ -9,7 +9,7 @@
  *   after that creates it again at version 1.
  * - **Commits.** `commit(writes)` applies every write or none, atomically across namespaces: a reader never sees part
  *   of a commit. A put or delete with `ifVersion` applies only if the record's version is that (0: it is absent);
- *   when any condition (or the fence) fails the commit answers false and writes nothing. Of concurrent commits
+ *   when any condition fails the commit answers false and writes nothing. Of concurrent commits
  *   conditioned on one version exactly one wins. A record appears at most once in a commit (else it rejects, as it
  *   does for invalid names or a value JSON cannot carry). A commit that resolves is durable (JSONL: fsync'd).
  * - **Indexes.** A put names the index entries of its record (`IndexEntry`): within its namespace's `index` and
@@ -23,12 +23,6 @@
  * - **Leases.** `claim(ns, id, ttlMs)` takes a lease on (ns, id), apart from the record, for every store on the
  *   medium: a Lease when no one holds it or the holder's ran out, else undefined; of concurrent claims at most one
  *   wins; `release()` leaves alone a lease someone else took after it ran out (as secret-store.ts' `claim`).
- * - **Fences** (issue 71). `fences.issue(key)` makes the next token of `key`, greater than every token issued before
- *   on the medium; a commit with `{ fence: { key, token } }` is refused (false, nothing written) unless `token` is
- *   the latest issued for `key`, decided in the same atomic step as its writes. A commit without a fence is
- *   unaffected. Redis: INCR of a key, compared inside the commit's script, so tokens grow across restarts and
- *   instances. JSONL and memory: one process holds the medium (the storage lock, dir-lock.ts, is the fence between
- *   processes), so tokens live in that process and grow while it lives.
  * - Names: a namespace or index is `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`; an id or group is 1 to 1024 characters.
  */
 import type { Clock } from '../../clock.ts';
@@ -76,12 +70,6 @@ export interface DeleteWrite {
 
 export type RecordWrite = PutWrite | DeleteWrite;
 
-/** A fencing token: a commit carrying one is refused unless `token` is the latest issued for `key`. */
-export interface Fence {
-  key: string;
-  token: number;
-}
-
 export interface RecordQuery {
   ns: string;
   index: string;
@@ -119,14 +107,10 @@ export interface RecordStore {
    * delete removes it at once). How an erasure keeps its promise. Rejects when it could not.
    */
   purge(): Promise<void>;
-  /** All writes or none; false (nothing written) when an `ifVersion` or the fence fails. Durable once it resolves. */
-  commit(writes: readonly RecordWrite[], options?: { fence?: Fence }): Promise<boolean>;
+  /** All writes or none; false (nothing written) when an `ifVersion` fails. Durable once it resolves. */
+  commit(writes: readonly RecordWrite[]): Promise<boolean>;
   /** A lease on (ns, id) for `ttlMs`, apart from the record; undefined when another holder's is still running. */
   claim(ns: string, id: string, ttlMs: number): Promise<Lease | undefined>;
-  fences: {
-    /** The next token of `key`: greater than any issued before; commits fenced with an older one are refused. */
-    issue(key: string): Promise<number>;
-  };
 }
 
 /** What every engine is built with. */

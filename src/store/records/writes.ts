@@ -4,7 +4,7 @@
  * with INTERNAL_ERROR (a caller's bug, never a stored state).
  */
 import { AppError } from '../../errors/index.ts';
-import type { Fence, IndexEntry, RecordQuery, RecordWrite } from './types.ts';
+import type { IndexEntry, RecordQuery, RecordWrite } from './types.ts';
 
 /** A namespace's or an index's name. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -87,11 +87,6 @@ export function prepare(writes: readonly RecordWrite[]): Prepared[] {
       expiresAt: w.expiresAt,
     };
   });
-}
-
-export function checkFence(fence: Fence | undefined): void {
-  if (fence && (!Number.isSafeInteger(fence.token) || typeof fence.key !== 'string' || fence.key.length === 0))
-    throw invalid('a fence is a key and a whole-number token');
 }
 
 export function checkQuery(q: RecordQuery): void {
