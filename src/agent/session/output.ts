@@ -14,9 +14,9 @@
  *   stored too, as the frame said it (a `turnFailed`, `reason: "storage"`), so nothing takes the turn for one its
  *   process left running, nor runs again a queued message whose turn so ended: before the session's next fact of
  *   another turn (or of none), or at `endStopped()` (the session closes while its log is still its own, or the store
- *   says its medium is back), whichever comes first, if the log holds the turn unended (`unendedInLog`: its
- *   `userMessage` or `messageQueued`, no end); every stopped turn's end so, each once; a write that fails again is
- *   tried again at the next of them.
+ *   says its medium is back), whichever comes first, if the log holds the turn unended as the end is written
+ *   (`unendedInLog`: its `userMessage` or `messageQueued`, no end; decided after the outbox's catch-up); every
+ *   stopped turn's end so, each once; a write that fails again is tried again at the next of them.
  * - A fact the outbox found stored though its write failed here (a lost answer) is published and handed to the
  *   reactions as a stored one is, in seq order; a message it says is queued runs here (the log says it waits).
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
@@ -43,24 +43,32 @@ export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publ
 export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
+  /** A stored fact told on: its `agent.stored` event (stamped with the time it was stored), then the reactions. */
+  const tell = (s: SessionStoredEvent, meta: SendMeta): void => {
+    publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
+    deps.reactions?.stored(s);
+  };
   /** The ends of the turns `turnNotStored` stopped, while they are not stored (see the contracts), by turn. */
   const stopped = new Map<string, SessionEventOf<'turnFailed'>>();
-  /** Stores the ends of the stopped turns, bar `except`'s, that the log holds unended (see the contracts). */
+  /**
+   * Hands the outbox the ends of the stopped turns, bar `except`'s: each is written only if the log holds its turn
+   * unended as its batch is cut, after any catch-up (`keepIf`), since the state may not yet hold what a failed write
+   * left there.
+   */
   const endStopped = (except?: string): void => {
     for (const [turnId, end] of stopped) {
       if (turnId === except) continue;
       stopped.delete(turnId);
-      if (!deps.unendedInLog(turnId)) continue;
-      const stillUnended = () => deps.unendedInLog(turnId); // decided again as it is written, after any catch-up
-      const stored = (s: SessionStoredEvent) => {
-        publish({ event: 'stored', data: s }, { correlationId: turnId, ts: Date.parse(s.ts) });
-        deps.reactions?.stored(s);
-      };
       const failed = (err: unknown) => {
         if (!isOutboxClosed(err)) storage.failed(err);
         if (!stopped.has(turnId)) stopped.set(turnId, end);
       };
-      outbox.durable(end, stored, failed, stillUnended);
+      outbox.durable(
+        end,
+        (s) => tell(s, { correlationId: turnId }),
+        failed,
+        () => deps.unendedInLog(turnId),
+      );
     }
   };
   /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
@@ -93,8 +101,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       if (stopped.size > 0) endStopped('turnId' in event ? event.turnId : undefined);
       const stored = (s: SessionStoredEvent) => {
         lastStoredAt = Date.parse(s.ts);
-        publish({ event: 'stored', data: s }, { ...meta, ts: lastStoredAt });
-        deps.reactions?.stored(s);
+        tell(s, meta);
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {
@@ -120,9 +127,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     /** A fact found stored that no append here reported (outbox.ts, a catch-up): published as a stored one is. */
     found: (s: SessionStoredEvent): void => {
       const turnId = 'turnId' in s.event ? s.event.turnId : undefined;
-      const ts = Date.parse(s.ts);
-      publish({ event: 'stored', data: s }, turnId === undefined ? { ts } : { correlationId: turnId, ts });
-      deps.reactions?.stored(s);
+      tell(s, turnId === undefined ? {} : { correlationId: turnId });
       if (s.event.type === 'messageQueued') deps.requeue(s.event.turnId);
     },
   };

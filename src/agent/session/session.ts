@@ -72,10 +72,12 @@ export async function openSession(deps: SessionDeps) {
     reset: async (correlationId: string) => await handle({ type: 'reset', correlationId }),
     /**
      * The store takes writes again: what a failed write left in the log is read back (outbox.ts, a catch-up), then the
-     * end of a turn a failed write stopped is stored (output.ts).
+     * ends of the turns a failed write stopped are stored (output.ts), in the outbox's order.
      */
     storageBack(): void {
-      if (life.closedBy === undefined) void outbox.catchUp().then(() => w.output.endStopped());
+      if (life.closedBy !== undefined) return;
+      void outbox.catchUp();
+      w.output.endStopped();
     },
     /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
     async close(reason: string, options: { abandonLog?: boolean } = {}) {

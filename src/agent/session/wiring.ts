@@ -203,13 +203,10 @@ function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, a
     unendedInLog: (turnId) => state.openTurn?.user.turnId === turnId || state.queued.has(turnId),
     requeue: (turnId) => {
       const queued = state.queued.get(turnId);
-      if (
-        queued &&
-        !actor()
-          .getSnapshot()
-          .context.queue.some((m) => m.turnId === turnId)
-      )
-        actor().send({ type: 'MESSAGE', message: queued.message });
+      const here = actor()
+        .getSnapshot()
+        .context.queue.some((m) => m.turnId === turnId);
+      if (queued && !here) actor().send({ type: 'MESSAGE', message: queued.message });
     },
   });
 }
