@@ -17,6 +17,14 @@ import type { SessionQuota } from '../session-id.ts';
 import { refuseUnnamed, type SessionQuotas } from './session/quota.ts';
 import type { createStorageHealth } from './session/storage-health.ts';
 import type { createSessionTransfer } from './session/transfer.ts';
+
+/** A session's last seq (0: none), at the cost of its last event: the store's latest of every event type. */
+export async function lastSeqOf(
+  store: { latest(sessionId: string, types: readonly string[]): Promise<{ seq: number } | undefined> },
+  sessionId: string,
+): Promise<number> {
+  return (await store.latest(sessionId, SESSION_EVENT_TYPES))?.seq ?? 0;
+}
 import { turnMessage } from './session/state.ts';
 
 /** The events that carry a session's usage totals, and how many sessions a listing reads them of at once. */
@@ -151,9 +159,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       const stored = await store.read(payload.sessionId, since);
       const frames = stored.map(toFrame).filter((f) => f !== undefined);
       // Nothing after `since`: the log's own last seq (a `since` past its end, or an empty log, is not echoed).
-      const last =
-        stored.at(-1)?.seq ??
-        (since === 0 ? 0 : ((await store.latest(payload.sessionId, SESSION_EVENT_TYPES))?.seq ?? 0));
+      const last = stored.at(-1)?.seq ?? (since === 0 ? 0 : await lastSeqOf(store, payload.sessionId));
       return { frames, lastSeq: last };
     }),
     bus.handle('agent.thread', async ({ payload }) => {

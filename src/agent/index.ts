@@ -25,4 +25,4 @@ export type { FrameInterest } from './follow/types.ts';
 export { endsTurn, endsTurnFact, seqOfStep, turnOfStep, type FactStep, type TurnStep } from './follow/steps.ts';
 export type { ListedTurn } from './follow/turn-pages.ts';
 export { createReactions, type Reaction, type Reactions } from './react/reactions.ts';
-export { SESSION_EVENT_TYPES } from '../conversation/session-events.ts';
+export { lastSeqOf } from './command-handlers.ts';

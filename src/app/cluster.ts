@@ -5,7 +5,7 @@
  */
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
-import { SESSION_COMMANDS, SESSION_EVENT_TYPES, TAKE_OVER_COMMAND } from '../agent/index.ts';
+import { lastSeqOf, SESSION_COMMANDS, TAKE_OVER_COMMAND } from '../agent/index.ts';
 import { createCluster } from '../cluster/index.ts';
 
 import type { Logger } from '../log/index.ts';
@@ -41,7 +41,7 @@ export function clusterOf(
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
     readFacts: (sessionId, since) => store.read(sessionId, since),
-    lastSeq: async (sessionId) => (await store.latest(sessionId, SESSION_EVENT_TYPES))?.seq ?? 0,
+    lastSeq: (sessionId) => lastSeqOf(store, sessionId),
     sessions: {
       holds: (id) => agent().holds(id),
       drop: (id) => void agent().drop(id, 'moved'),
