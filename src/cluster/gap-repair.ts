@@ -75,7 +75,7 @@ export function createGapRepair(options: GapRepairOptions) {
       const stored = await read(sessionId, floor);
       // A watch that ended meanwhile emits nothing read: a new one measures from its own start (its watchers replay).
       const current = sessions.get(sessionId) === gaps;
-      const found = stored.filter((s) => current && s.seq < until && s.seq > Math.max(floor, gaps.newest));
+      const found = current ? stored.filter((s) => s.seq < until && s.seq > Math.max(floor, gaps.newest)) : [];
       if (found.length > 0)
         log.info({ sessionId, seqs: found.map((s) => s.seq) }, 'cluster: facts read back for a gap');
       for (const s of found) {

@@ -155,15 +155,21 @@ describe('queued messages whose turns a storage failure stopped before they were
   });
 });
 
+/** A turn running, and a message queued behind it whose `messageQueued` the store took while its caller heard a failure. */
+async function lostQueuedMessage() {
+  const { store, medium } = flakyStore();
+  const rig = agentOver(store);
+  await rig.agent.start();
+  const first = await rig.send('first', 'a');
+  await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
+  medium.lose = true;
+  await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
+  return { store, medium, rig, first };
+}
+
 describe('a write whose answer was lost (the store took it; its caller heard a failure)', () => {
   it('given a queued message so written, when the turn ahead ends, then it runs: the log says it waits (the chaos run found such messages)', async () => {
-    const { store, medium } = flakyStore();
-    const rig = agentOver(store);
-    await rig.agent.start();
-    const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
-    medium.lose = true;
-    await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
+    const { store, rig, first } = await lostQueuedMessage();
     rig.answer();
     await expect.poll(() => rig.asked, PATIENT).toEqual(['first', 'second']);
     rig.answer();
@@ -182,13 +188,7 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
   });
 
   it('given a queued message so written and nothing stored after it, when the store says it is back, then it runs', async () => {
-    const { store, medium } = flakyStore();
-    const rig = agentOver(store);
-    await rig.agent.start();
-    const first = await rig.send('first', 'a');
-    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
-    medium.lose = true;
-    await expect(rig.send('second', 'b')).rejects.toThrow('could not be stored');
+    const { store, medium, rig, first } = await lostQueuedMessage();
     medium.down = true; // the turn ahead cannot store its end either: no later append finds the lost one
     rig.answer();
     expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
