@@ -105,8 +105,10 @@ describe('--mcp-transport stdio', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // The tool server runs, and will not answer agentd's initialize: agentd is mid-start.
-    await expect.poll(() => existsSync(join(gate, 'pid')), { timeout: 60_000 }).toBe(true);
-    const toolServer = Number(await readFile(join(gate, 'pid'), 'utf8'));
+    const pidFile = join(gate, 'pid');
+    const readPid = async () => (existsSync(pidFile) ? Number(await readFile(pidFile, 'utf8')) : 0);
+    await expect.poll(readPid, { timeout: 60_000 }).toBeGreaterThan(0); // 0 would be kill(0): our own group
+    const toolServer = await readPid();
     expect(isAlive(toolServer)).toBe(true);
     child.stdin.end();
     expect(await exited, stderr).toBe(0);
