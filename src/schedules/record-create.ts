@@ -50,9 +50,11 @@ export function countedCreates(deps: {
 
   async function reindex(): Promise<void> {
     if (await takenOver.get('holder-index')) return;
-    for (const { id, value, version } of await schedules.query({ index: 'all', group: 'all' }))
+    const kept = await schedules.query({ index: 'all', group: 'all' });
+    for (const { id, value, version } of kept)
       if (value.quotaHolder !== undefined) await schedules.put(id, value, { ifVersion: version });
-    await takenOver.put('holder-index', { at: Date.now() });
+    // A medium with no schedule yet is left unwritten (nothing to take over; a start writes nothing on its own).
+    if (kept.length > 0) await takenOver.put('holder-index', { at: Date.now() });
   }
 
   return { create, reindex };
