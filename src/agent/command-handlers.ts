@@ -4,6 +4,7 @@
  * the store (session/transfer.ts); a new session's id must be unknown here as well.
  */
 import type { Bus } from '../bus/bus.ts';
+import type { Envelope } from '../bus/envelope.ts';
 import { isoNow, type Clock, type IdSource } from '../clock.ts';
 import { SESSION_EVENT_TYPES, type SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
@@ -31,11 +32,11 @@ import { turnMessage } from './session/state.ts';
 const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
 const USAGE_READS_AT_ONCE = 16;
 
-/** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
+/** The bus as the agent uses it: its own commands and events, the tool calls it makes, and a session's events heard. */
 export type AgentBus = Pick<
   Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
   'handle' | 'execute' | 'emit'
->;
+> & { onSession(sessionId: string, listener: (event: Envelope) => unknown): () => void };
 
 export interface CommandHandlerDeps {
   bus: AgentBus;

@@ -14,7 +14,7 @@ import { createMemoryTools } from '../memory/tools.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
-import type { Published } from './frames.ts';
+import { STORED_EVENT, type Published, type SessionStoredEvent } from './frames.ts';
 import type { Reactions } from './react/reactions.ts';
 import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createSessionRegistry } from './session-registry.ts';
@@ -127,6 +127,14 @@ function watchedStorage(
   return storage;
 }
 
+/** The seqs of a session's stored facts as `bus` carries them (SessionDeps `factsOnBus`). */
+const factsOnBus =
+  (bus: AgentBus, sessionId: string) =>
+  (heard: (seq: number) => void): (() => void) =>
+    bus.onSession(sessionId, (e) => {
+      if (e.name === STORED_EVENT) heard((e.payload as SessionStoredEvent).seq);
+    });
+
 export function createAgentService(opts: AgentServiceOptions) {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -178,6 +186,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         validate,
         maxResultBytes: config.toolResultMaxBytes,
         publish,
+        factsOnBus: factsOnBus(bus, sessionId),
         storage,
         ...(opts.reactions && { reactions: opts.reactions.forSession(sessionId) }),
         ...(opts.fenceOf && {

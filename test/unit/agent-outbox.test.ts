@@ -125,6 +125,17 @@ describe('agent outbox', () => {
     expect(out).toEqual(['d1', 't@1']);
   });
 
+  it("given only skipped items while idle (an abandoned turn's), when more is handed in, then it is written (a reset once hung so)", async () => {
+    const { outbox, out } = setup();
+    outbox.abandon('t1');
+    outbox.durable({ v: 4, type: 'userMessage', turnId: 't1', content: 'a' }, () => out.push('t1 a'));
+    await outbox.drained();
+    outbox.durable(reset, (s) => out.push(`reset ${s.seq}`));
+    await outbox.drained();
+    expect(out).toEqual(['reset 1']);
+    expect(outbox.idle).toBe(true);
+  });
+
   it('drops what is queued of an abandoned turn, and anything of it handed in later', async () => {
     const { outbox, out } = setup();
     const fact = (turnId: string, content: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content });

@@ -5,7 +5,7 @@
  * its process left running (issue 60: a resumed turn the caller had been told failed ran beside its next message).
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentService, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
+import { createAgentService, STORED_EVENT, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
 import type { AppCommands, AppEvents } from '../../src/app.ts';
 import { createBus } from '../../src/bus/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
@@ -126,6 +126,24 @@ describe('a turn stopped by a storage failure', () => {
   });
 });
 
+describe('a message that could not be stored at all', () => {
+  it('leaves the session answering: a reset fails while the store is down and is stored once it is back (one once hung)', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    medium.down = true;
+    await expect(rig.send('never', 'a')).rejects.toMatchObject({ details: { reason: 'storage' } });
+    const sessionId = sessionKey(undefined, 's1');
+    await expect(rig.bus.execute('agent.reset', { sessionId })).rejects.toMatchObject({
+      details: { reason: 'storage' },
+    });
+    medium.down = false;
+    expect(await rig.bus.execute('agent.reset', { sessionId })).toEqual({ seq: 1 });
+    expect(await typesOf(store)).toEqual(['reset:']);
+    await rig.agent.stop();
+  });
+});
+
 describe('queued messages whose turns a storage failure stopped before they were stored as started', () => {
   it('end in the log as their callers were told, once the store is back: none stays queued there (the chaos run found such messages)', async () => {
     const { store, medium } = flakyStore();
@@ -229,5 +247,26 @@ describe('a write whose answer was lost (the store took it; its caller heard a f
     ]);
     await rig.agent.stop();
     expect(await typesOf(store)).toHaveLength(4);
+  });
+
+  it('given a reply so written that the cluster read back (the bus carried it), when the store says it is back, then its frame is not published again (the chaos run saw it twice)', async () => {
+    const { store, medium } = flakyStore();
+    const rig = agentOver(store);
+    await rig.agent.start();
+    await rig.send('first', 'a');
+    await expect.poll(() => rig.asked, PATIENT).toEqual(['first']);
+    medium.lose = true;
+    rig.answer();
+    expect((await rig.recorder.turnEnd('a')).payload).toMatchObject({ details: { reason: 'storage' } });
+    const reply = (await store.read('s1')).find((s) => s.event.type === 'response')!;
+    const told = () => rig.recorder.events.filter((e) => e.name === 'agent.response').length;
+    rig.bus.emit(STORED_EVENT, reply, { correlationId: 'a' }); // as the cluster's gap repair emits a fact read back
+    expect(told()).toBe(1);
+    medium.back(); // the session's catch-up finds the reply its write was told had failed
+    await expect
+      .poll(() => typesOf(store), PATIENT)
+      .toEqual([expect.stringMatching(/^userMessage:/), expect.stringMatching(/^response:/)]);
+    await rig.agent.stop();
+    expect(told()).toBe(1);
   });
 });

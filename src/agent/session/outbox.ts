@@ -82,27 +82,31 @@ export function createOutbox(opts: OutboxOptions) {
     seqs.fold(batch, stored);
   }
 
+  /**
+   * Starts the pump unless it runs, `pumping` set first: a pump whose items are all skipped ends without awaiting
+   * anything, clearing `pumping` as it ends, which `pumping ??= pump()` would undo (a settled promise left behind,
+   * the outbox never pumping again: a reset after a message that could not be stored hung so).
+   */
+  const kick = (): void => {
+    if (pumping !== undefined) return;
+    let ended!: () => void;
+    pumping = new Promise<void>((resolve) => (ended = resolve));
+    void pump().finally(ended);
+  };
+
   const live = (item: Item) =>
     'keepIf' in item && item.keepIf ? item.keepIf() : abandoned === undefined || turnOf(item) !== abandoned;
 
   async function pump(): Promise<void> {
-    for (let item = items[head]; item !== undefined; item = items[head]) {
-      if (closed.by !== undefined) {
-        for (const rest of items.slice(head)) closed.drop(rest);
-        break;
-      }
+    for (let item = items[head]; item !== undefined && closed.by === undefined; item = items[head]) {
       if (!live(item)) {
         head++;
         continue;
       }
-      if ('run' in item) {
+      if ('run' in item || 'readBack' in item) {
         head++;
-        safely('transient callback', () => item.run(seqs.lastSeq));
-        continue;
-      }
-      if ('readBack' in item) {
-        head++;
-        await seqs.readBack().then(item.readBack);
+        if ('run' in item) safely('transient callback', () => item.run(seqs.lastSeq));
+        else await seqs.readBack().then(item.readBack);
         continue;
       }
       if (seqs.due) await seqs.readBack(); // after a failed write, what it left is known before anything more is written
@@ -111,6 +115,7 @@ export function createOutbox(opts: OutboxOptions) {
       await appendBatch(batch, gates);
       for (const g of gates) g.passed();
     }
+    for (const rest of items.slice(head)) closed.drop(rest); // what a close left (none otherwise)
     items = [];
     head = 0;
     writing = 0;
@@ -140,7 +145,7 @@ export function createOutbox(opts: OutboxOptions) {
     ): void {
       if (closed.by !== undefined) return closed.drop({ event, stored, failed });
       items.push(keepIf ? { event, stored, failed, keepIf } : { event, stored, failed });
-      pumping ??= pump();
+      kick();
     },
     /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
     transient(run: (seq: number) => void, turnId?: string): void {
@@ -175,7 +180,7 @@ export function createOutbox(opts: OutboxOptions) {
         ? Promise.resolve()
         : new Promise<void>((readBack) => {
             items.push({ readBack });
-            pumping ??= pump();
+            kick();
           }),
     abandon(turnId: string): void {
       abandoned = turnId;

@@ -19,6 +19,7 @@
  *   stopped turn's end so, each once; a write that fails again is tried again at the next of them.
  * - A fact the outbox found stored though its write failed here (a lost answer) is published and handed to the
  *   reactions as a stored one is, in seq order; a message it says is queued runs here (the log says it waits).
+ *   One the bus carried already (`factsOnBus`: relayed or read back by the cluster) is not published again.
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
  *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
  */
@@ -30,7 +31,10 @@ import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
 import type { SessionDeps } from './types.ts';
 
-export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publish' | 'storage' | 'reactions'> {
+export interface SessionOutputDeps extends Pick<
+  SessionDeps,
+  'sessionId' | 'publish' | 'storage' | 'reactions' | 'factsOnBus'
+> {
   outbox: Outbox;
   /** Stops the turn if it still runs (its facts can no longer be stored). */
   stopTurn: (turnId: string) => void;
@@ -43,9 +47,15 @@ export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publ
 export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
-  /** A stored fact told on: its `agent.stored` event (stamped with the time it was stored), then the reactions. */
+  /** The newest of the session's facts this instance's bus carried (`factsOnBus`). */
+  let newestOnBus = 0;
+  const stopHearing = deps.factsOnBus?.((seq) => (newestOnBus = Math.max(newestOnBus, seq)));
+  /**
+   * A stored fact told on: its `agent.stored` event (stamped with the time it was stored) unless the bus carried it
+   * already, then the reactions.
+   */
   const tell = (s: SessionStoredEvent, meta: SendMeta): void => {
-    publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
+    if (s.seq > newestOnBus) publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
     deps.reactions?.stored(s);
   };
   /** The ends of the turns `turnNotStored` stopped, while they are not stored (see the contracts), by turn. */
@@ -124,6 +134,8 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     },
     /** Stores the ends of the turns a storage failure stopped, those still to be stored (see the contracts). */
     endStopped: (): void => endStopped(),
+    /** Stops hearing the bus (the session closed). */
+    stop: (): void => stopHearing?.(),
     /** A fact found stored that no append here reported (outbox.ts, a catch-up): published as a stored one is. */
     found: (s: SessionStoredEvent): void => {
       const turnId = 'turnId' in s.event ? s.event.turnId : undefined;

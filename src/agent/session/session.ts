@@ -91,6 +91,7 @@ export async function openSession(deps: SessionDeps) {
       actor.stop();
       w.unregister?.();
       await outbox.drained();
+      w.output.stop();
       // A log given up (deleted, moved) is no longer this session's to checkpoint.
       await (options.abandonLog ? deps.reactions?.settled() : deps.reactions?.close());
     },

@@ -37,6 +37,12 @@ export interface SessionDeps extends Pick<
   callTool: (input: ToolCallInput, signal: AbortSignal, host?: CallHost) => Promise<ModelToolOutcome>;
   /** Publishes a stored fact, a transient frame or `awaiting` (as the bus event `agent.<event>`). */
   publish: (out: Published, meta: SendMeta) => void;
+  /**
+   * Hears the seq of each of this session's stored facts this instance's bus carries (told here, or relayed from
+   * another instance or read back for a gap by the cluster) until the returned function is called: a fact a catch-up
+   * finds that the bus carried already is not published again (issue 71, a frame seen twice after a Redis restart).
+   */
+  factsOnBus?: (heard: (seq: number) => void) => () => void;
   /** What reacts to the session's stored facts (src/agent/react): caught up at open, then told of each fact. */
   reactions?: SessionReactions;
   /** Told of every append that failed and every one that succeeded (the service's health). */

@@ -195,6 +195,7 @@ function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, a
     publish: deps.publish,
     storage: deps.storage,
     ...(deps.reactions && { reactions: deps.reactions }),
+    ...(deps.factsOnBus && { factsOnBus: deps.factsOnBus }),
     stopTurn: (turnId) => {
       const snapshot = actor().getSnapshot();
       if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)
