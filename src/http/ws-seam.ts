@@ -15,7 +15,9 @@
  * - `close()` lets go without joining (a newer `subscribe{since}`, an `unsubscribe`, the connection's end).
  * - With `replySoFar`, `caughtUp()` sends the held events bar chunks, then the reply the turn streamed so far (read
  *   then: it folds every chunk held, and the live ones after it follow it), unless the replay held that turn's end
- *   (stored before its live copy came). So the text the client joins is `replySoFar` and the live chunks after it.
+ *   (stored before its live copy came). So the text the client joins is `replySoFar` and the live chunks after it:
+ *   each live chunk then passes, even one older than the replay (relayed from another instance after the replay read
+ *   a newer fact), unless the replay held its turn's end.
  */
 import type { FrontEndBus } from './front-bus.ts';
 import { STORED_EVENT } from '../agent/index.ts';
@@ -59,6 +61,11 @@ export function openSeam(deps: SeamDeps): Seam {
     deps.goLive();
   };
 
+  /** With the reply so far sent, a chunk heard after it is text it lacks, whatever its seq, unless its turn ended. */
+  const isNewText = (e: BusEvent): boolean =>
+    deps.replySoFar !== undefined &&
+    e.name === 'agent.chunk' &&
+    !endedInReplay.has((e.payload as { turnId: string }).turnId);
   const send = (e: BusEvent) => {
     const text = deps.frameOf(e);
     if (text !== undefined) deps.send(text);
@@ -67,7 +74,7 @@ export function openSeam(deps: SeamDeps): Seam {
     if (closed || !isSessionEvent(e)) return;
     const seq = (e.payload as { seq?: unknown }).seq;
     if (typeof seq !== 'number') return send(e); // a tool's progress: no place in the log
-    if (e.name !== STORED_EVENT) return void (seq >= newest && send(e));
+    if (e.name !== STORED_EVENT) return void ((seq >= newest || isNewText(e)) && send(e));
     if (seq <= newest) return;
     send(e);
     newest = seq;

@@ -101,6 +101,22 @@ describe('the seam sends the reply so far once caught up', () => {
     expect(text()).toBe('Hello world!');
   });
 
+  it('a live chunk older than the replay (relayed late) is text the reply so far lacks, unless its turn ended', () => {
+    const { seam, chunk, received, text } = seamOf(0);
+    chunk('Hel', 1);
+    seam.replayed(2); // a fact of the turn the store gave before its relayed chunks came
+    seam.caughtUp();
+    chunk('lo', 1);
+    chunk('!', 2);
+    expect(received.map((f) => f.event)).toEqual(['replySoFar', 'chunk', 'chunk']);
+    expect(text()).toBe('Hello!');
+    const ended = seamOf(0);
+    ended.seam.replayed(2, 't1');
+    ended.seam.caughtUp();
+    ended.chunk('late', 1);
+    expect(ended.received).toEqual([]);
+  });
+
   it('sends none when the replay held the turn end (stored before its live copy), nor when no reply streams', () => {
     const { seam, chunk, received } = seamOf(0);
     chunk('Hello', 1);
