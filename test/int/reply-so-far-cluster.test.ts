@@ -53,7 +53,7 @@ describe.skipIf(!enabled)('cluster: a subscribe mid-reply on another instance', 
   it('the holder seeds the watch: a late follower and a since subscribe on the other instance join', async () => {
     const [a, b] = apps as [RunningApp, RunningApp];
     const sender = await client(a); // the turn runs on A, which takes the session
-    sender.send({ type: 'message', sessionId: 'far', content: 'far [[len:80]] [[rate:40]]' });
+    sender.send({ type: 'message', sessionId: 'far', content: 'far [[len:80]] [[rate:20]]' });
     await until(() => chunksOf(sender, 'far') >= 5, 'the reply streams on A');
     const late = await client(b);
     late.send({ type: 'subscribe', sessionId: 'far' }); // B starts watching the session now
@@ -78,7 +78,7 @@ describe.skipIf(!enabled)('cluster: a subscribe mid-reply on another instance', 
     for (const c of clients.splice(1)) c.close(); // B watches the session no more
     const [sender] = clients as [WsClient];
     const from = sender.frames.length;
-    sender.send({ type: 'message', sessionId: 'far', content: 'again [[len:80]] [[rate:40]]' });
+    sender.send({ type: 'message', sessionId: 'far', content: 'again [[len:80]] [[rate:20]]' });
     await until(() => chunksOf(sender, 'far', from) >= 5, 'the reply streams');
     const late = await client(b);
     late.send({ type: 'subscribe', sessionId: 'far' });

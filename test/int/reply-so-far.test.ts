@@ -20,7 +20,7 @@ const env = useSimulatorAndFolder('agentd-reply-so-far-', {
     return { text: 'Let me add.', toolCalls: [{ name: 'get-sum', arguments: '{"a":1,"b":2}' }], tokensPerSec: 40 };
   },
 });
-const slowReply = (marker: string) => `${marker} [[len:80]] [[rate:40]]`;
+const slowReply = (marker: string) => `${marker} [[len:80]] [[rate:20]]`;
 
 /** The text a follower shows just before the turn's `response`, and that response's content. */
 function joined(frames: Frame[]): { shown: string; content: unknown } {
@@ -88,7 +88,7 @@ describe('a subscribe mid-reply gets the reply so far, then the live chunks', { 
   it('a turn of two model steps: the reply so far holds the text of the first too', async () => {
     const sender = await client();
     const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
-    sender.send({ type: 'message', sessionId: 'steps', content: `${TWO_STEPS} [[reply:${words}]] [[rate:40]]` });
+    sender.send({ type: 'message', sessionId: 'steps', content: `${TWO_STEPS} [[reply:${words}]] [[rate:20]]` });
     await until(() => sender.frames.some((f) => f.event === 'toolResult'), 'the tool ran');
     const from = sender.frames.length;
     await until(() => sender.frames.slice(from).some((f) => f.event === 'chunk'), 'the second step streams');
