@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import { createAgentService, createTurnFollower, createTurnWaiter, createUnnamedExpiry } from './agent/index.ts';
+import {
+  createAgentService,
+  createReplyTracker,
+  createTurnFollower,
+  createTurnWaiter,
+  createUnnamedExpiry,
+} from './agent/index.ts';
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
@@ -70,9 +76,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
+  const replies = createReplyTracker(bus); // what a subscribe mid-reply is sent first, and the cluster seeds a watch with
   const cluster = clusterOf(
     config,
-    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store },
+    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies },
     () => agent,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
@@ -142,7 +149,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     metrics: metrics.schedules,
     mode: deps.mode ?? 'web',
   });
-  const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
+  const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
   const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));

@@ -36,6 +36,12 @@ export interface AgentFrameData extends QuestionFrameData {
   };
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
+  /**
+   * Transient, to one subscriber only: sent once when a `subscribe` arrives while the session's turn streams its reply
+   * (after the replay of `since`, before the next live chunk); `content` is the reply so far, which replaces the text
+   * the subscriber joined before (as `stepRestarted` does). Never published to a session's watchers, never stored.
+   */
+  replySoFar: TurnRef & { content: string };
   /** What the model reasoned before its next step (not the opaque replay items). */
   reasoning: FrameOf<'reasoning', 'endpoint' | 'replay'>;
   toolCall: FrameOf<'toolCall'>;
@@ -81,10 +87,19 @@ export interface AwaitingFrame {
   data: AwaitingData;
 }
 export const AWAITING_EVENT = 'agent.awaiting';
-/** The bus events only faces hear. */
-export type FaceOnlyEvents = { [AWAITING_EVENT]: AwaitingData };
-/** Whether a bus event is one only faces hear (no client frame). */
-export const isFaceOnly = (name: string): boolean => name === AWAITING_EVENT;
+/**
+ * The reply a session's turn streamed so far, as one instance tells another (the cluster seeds a new watch with it,
+ * follow/reply-so-far.ts): `reply` null when none streams. For the reply trackers only: no client frame.
+ */
+export const REPLY_SEED_EVENT = 'agent.replySeed';
+export interface ReplySeed {
+  sessionId: string;
+  reply: AgentFrameData['replySoFar'] | null;
+}
+/** The bus events no client frame stands for: `awaiting` (faces only) and the reply seed. */
+export type FaceOnlyEvents = { [AWAITING_EVENT]: AwaitingData; [REPLY_SEED_EVENT]: ReplySeed };
+/** Whether a bus event is one of those (no client frame). */
+export const isFaceOnly = (name: string): boolean => name === AWAITING_EVENT || name === REPLY_SEED_EVENT;
 
 export const awaitingFrame = (
   sessionId: string,

@@ -5,6 +5,7 @@ export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame } fro
 export type * from './messages.ts';
 export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
 export {
+  REPLY_SEED_EVENT,
   STORED_EVENT,
   byFactType,
   frameOfEvent,
@@ -20,6 +21,7 @@ export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 export { createToolRuns } from './follow/tool-runs.ts';
 /** Following a turn from its log, then live, through the store's turn index: the one way every face does it. */
 export { createTurnFollower, type SessionWatch, type TurnFollower } from './follow/follower.ts';
+export { createReplyTracker, type ReplySoFar, type ReplyTracker } from './follow/reply-so-far.ts';
 export { pipeEvents } from './follow/event-pipe.ts';
 export type { FrameInterest } from './follow/types.ts';
 export { endsTurn, endsTurnFact, seqOfStep, turnOfStep, type FactStep, type TurnStep } from './follow/steps.ts';

@@ -5,7 +5,7 @@
  */
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
-import { lastSeqOf, SESSION_COMMANDS, TAKE_OVER_COMMAND } from '../agent/index.ts';
+import { lastSeqOf, REPLY_SEED_EVENT, SESSION_COMMANDS, TAKE_OVER_COMMAND, type ReplyTracker } from '../agent/index.ts';
 import { createCluster } from '../cluster/index.ts';
 
 import type { Logger } from '../log/index.ts';
@@ -28,20 +28,22 @@ export function clusterOf(
     ids: IdSource;
     bus: AppBus;
     store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read' | 'latest'>;
+    replies: Pick<ReplyTracker, 'seedOf'>;
   },
   agent: () => HeldSessions,
 ) {
   if (config.storage.type !== 'redis') return undefined;
-  const { store } = deps;
+  const { store, replies, ...shared } = deps;
   return createCluster({
     url: config.storage.url,
     keyPrefix: config.storage.keyPrefix,
     leaseMs: config.storage.leaseMs,
-    ...deps,
+    ...shared,
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
     readFacts: (sessionId, since) => store.read(sessionId, since),
     lastSeq: (sessionId) => lastSeqOf(store, sessionId),
+    seedOf: (sessionId) => ({ name: REPLY_SEED_EVENT, payload: replies.seedOf(sessionId) }),
     sessions: {
       holds: (id) => agent().holds(id),
       drop: (id) => void agent().drop(id, 'moved'),

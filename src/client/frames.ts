@@ -47,10 +47,11 @@ export function createSeqFilter(since: number | undefined) {
 
 /**
  * Kinds of the frame table that are always stored facts: one not newer than the newest seen is a repeat. Any other
- * kind (chunks, `thinking`, `error`, which may be transient and repeat the last seq, a kind added later) passes.
+ * kind (chunks, `replySoFar`, `thinking`, `error`, which may be transient and repeat the last seq, a kind added later)
+ * passes.
  * Keyed by the server's frame names: the compiler asks for a frame kind added to the agent's table.
  */
-const DURABLE_KINDS: Record<Exclude<FrameName, TransientFrame['event']>, true> = {
+const DURABLE_KINDS: Record<Exclude<FrameName, TransientFrame['event'] | 'replySoFar'>, true> = {
   userMessage: true,
   reasoning: true,
   toolCall: true,
@@ -69,23 +70,21 @@ const DURABLE_KINDS: Record<Exclude<FrameName, TransientFrame['event']>, true> =
 const DURABLE: ReadonlySet<string> = new Set(Object.keys(DURABLE_KINDS));
 
 /**
- * The reply's text as a follower shows it, folded frame by frame: chunks append, `stepRestarted` replaces it with
- * the reply so far, `response` is the whole reply. Joins to `response.content` for a follower that saw the turn from
- * its start (or that got a catch-up frame).
+ * The reply's text as a follower shows it, folded frame by frame: chunks append; `replySoFar` (sent to a subscriber
+ * that joins mid-reply: the text streamed before it joined), `stepRestarted` (the reply so far) and `response` (the
+ * whole reply) replace it. Joins to `response.content` for a follower that saw the turn from its start or subscribed
+ * (with or without `since`) while it streamed.
  */
 export function joinText(text: string, frame: { event: string; data: unknown }): string {
-  const data = frame.data as { content?: string; text?: string; catchUp?: unknown };
+  const data = frame.data as { content?: string };
   switch (frame.event) {
     case 'chunk':
       return text + (data.content ?? '');
+    case 'replySoFar':
     case 'stepRestarted':
     case 'response':
       return data.content ?? '';
     default:
-      // TODO(issue 73 part 3): the server's catch-up frame for a follower that joins mid-reply (the reply's text so
-      // far, marked as such). Assumed here: `textSoFar` with `content`, or any frame whose data says `catchUp: true`;
-      // its text stands in for what the follower missed. Adjust to the frame's final name when it lands.
-      if (frame.event === 'textSoFar' || data.catchUp === true) return data.content ?? data.text ?? '';
       return text;
   }
 }

@@ -15,6 +15,12 @@ export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix
   readFacts?: (sessionId: string, since: number) => Promise<readonly StoredFact[]>;
   /** A session's last seq (0: none): where a new watch measures gaps from. */
   lastSeq?: (sessionId: string) => Promise<number>;
+  /**
+   * The event a new watcher of a session held here hears first, read when its notice comes: the state of the
+   * session's transient frames it would otherwise lack (the reply its turn streamed so far, src/agent/follow/
+   * reply-so-far.ts), which the watcher's own fold takes as it comes, in order with the session's relayed events.
+   */
+  seedOf?: (sessionId: string) => { name: string; payload: unknown };
 }
 
 /** The bus event of a stored fact (src/agent `STORED_EVENT`): numbered by seq, readable again from the store. */
@@ -149,12 +155,22 @@ export function createFanOut(options: FanOutOptions) {
     else emitHere(name, payload, meta);
   }
 
+  /**
+   * A watcher's notice: publish the session's events from now on, the seed first, then the acknowledgement. The seed
+   * is read here, between two bus events, and every event emitted after it is published after it on the same
+   * connection (in order on the channel): the watcher's fold, replaced by the seed, then takes exactly the events the
+   * seed does not hold (none lost, none twice), and its watch resolves (the ack) only after the seed.
+   */
   function onNotice(raw: string, on: string): void {
     const notice = readWire(watchNotice, raw, on, log);
     if (!notice) return;
-    speak(notice.sessionId);
+    const { sessionId, nonce } = notice;
+    speak(sessionId);
+    const seed = options.seedOf?.(sessionId);
+    if (seed)
+      publish(sessionId, { from: instanceId, name: seed.name, payload: seed.payload, correlationId: nonce, sessionId });
     const ack = JSON.stringify(publishingAck(instanceId, notice));
-    client.publish(channel(notice.sessionId), ack).catch(() => undefined);
+    client.publish(channel(sessionId), ack).catch(() => undefined);
   }
 
   function watch(sessionId: string): Promise<void> {

@@ -47,6 +47,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
   readFacts?: FanOutOptions['readFacts'];
   /** A session's last seq: where a new watch measures gaps from (fan-out.ts). */
   lastSeq?: FanOutOptions['lastSeq'];
+  /** What a new watch of a session hears first from its holder (fan-out.ts): the reply its turn streamed so far. */
+  seedOf?: FanOutOptions['seedOf'];
   /** The sessions the store marks with a turn open (where turns resume): those whose owner died are taken over. */
   openTurnSessions?: () => Promise<string[]>;
 }
@@ -85,6 +87,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     bus,
     ...(options.readFacts && { readFacts: options.readFacts }),
     ...(options.lastSeq && { lastSeq: options.lastSeq }),
+    ...(options.seedOf && { seedOf: options.seedOf }),
   });
   const remoteTurns = createRemoteTurns({
     ...shared,

@@ -4,7 +4,7 @@
  * event goes to the session it names (`default` when none): a stored fact as its `toFrame` (none for the facts
  * clients never see), a transient frame or an MCP event as `frame(event, asNamed(data))`.
  */
-import { STORED_EVENT, isFaceOnly, toFrame, type SessionStoredEvent } from '../agent/index.ts';
+import { STORED_EVENT, isFaceOnly, toFrame, type ReplySoFar, type SessionStoredEvent } from '../agent/index.ts';
 import { asNamed } from '../session-id.ts';
 import { createChunkFrames } from './chunk-frame.ts';
 import { eventFrameOf, frame } from './frames.ts';
@@ -34,3 +34,6 @@ export function createSessionFrames(): (e: BusEvent) => string | undefined {
     return shown && frame(shown.event, asNamed(shown.data));
   };
 }
+
+/** The `replySoFar` frame text (one subscriber's, src/agent/frames.ts). */
+export const replySoFarFrame = (reply: ReplySoFar): string => frame('replySoFar', asNamed(reply));

@@ -1,5 +1,5 @@
 /** Client frames' handlers; a frame's session id (default `default`) is keyed in its principal's namespace. */
-import { DEFAULT_SESSION, toFrame } from '../agent/index.ts';
+import { DEFAULT_SESSION, toFrame, type SessionStoredEvent } from '../agent/index.ts';
 import { asNamed, type SessionKey } from '../session-id.ts';
 import type { EngineSocket } from './engine/index.ts';
 import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
@@ -9,8 +9,41 @@ import type { AnswerInput } from '../conversation/questions.ts';
 import { answeredVia } from '../auth/index.ts';
 import { parseInput } from './validate.ts';
 import { roomFor, sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
-import type { BusEvent } from './session-frames.ts';
-import { openSeam } from './ws-seam.ts';
+import { replySoFarFrame, type BusEvent } from './session-frames.ts';
+import { openSeam, type Seam, type SeamDeps } from './ws-seam.ts';
+
+/** The turn whose end a stored fact is (its `response`, its `turnFailed`), if any. */
+const turnEndedBy = ({ event: e }: SessionStoredEvent): string | undefined =>
+  e.type === 'response' || e.type === 'turnFailed' ? e.turnId : undefined;
+
+/**
+ * Opens the seam of a `subscribe{since}` on the connection (ws-seam.ts) in place of an earlier one, and takes the
+ * connection off the session's topic in the same step as the seam's start: no frame is lost or doubled.
+ */
+function seamOn(
+  ws: EngineSocket<Connection>,
+  sessionId: SessionKey,
+  since: number,
+  deps: Pick<SeamDeps, 'bus' | 'frameOf' | 'replySoFar'>,
+): Seam {
+  const conn = ws.data;
+  const seam = openSeam({
+    ...deps,
+    sessionId,
+    since,
+    send: (text) => {
+      if (!conn.closed) ws.send(text);
+    },
+    goLive: () => {
+      conn.seams.delete(sessionId);
+      if (!conn.closed) ws.subscribe(sessionTopic(sessionId));
+    },
+  });
+  conn.seams.get(sessionId)?.close();
+  conn.seams.set(sessionId, seam);
+  ws.unsubscribe(sessionTopic(sessionId));
+  return seam;
+}
 
 export function createClientFrames(
   deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower' | 'slowReaderBytes'>,
@@ -23,10 +56,17 @@ export function createClientFrames(
     conn.sessions.add(sessionId);
     return deps.follower.watchInterest(sessionId);
   };
-  const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
+  /**
+   * Joins the session's topic (a seam joins it later). `catchUp` (a `subscribe`): sends the reply its turn streamed
+   * so far first, in the same step, so the topic brings exactly the chunks after it (reply-so-far.ts).
+   */
+  const join = async (ws: EngineSocket<Connection>, sessionId: string, catchUp = false): Promise<void> => {
     const watching = watch(ws.data, sessionId);
     if (watching) await watching;
-    if (!ws.data.closed && !ws.data.seams.has(sessionId)) ws.subscribe(sessionTopic(sessionId)); // a seam joins later
+    if (ws.data.closed || ws.data.seams.has(sessionId)) return;
+    const reply = catchUp ? deps.follower.replySoFar(sessionId) : undefined;
+    if (reply) ws.send(replySoFarFrame(reply));
+    ws.subscribe(sessionTopic(sessionId));
   };
   const leave = (ws: EngineSocket<Connection>, sessionId: string): void => {
     if (ws.data.sessions.delete(sessionId)) deps.follower.unwatchInterest(sessionId);
@@ -40,28 +80,17 @@ export function createClientFrames(
    */
   const replayThenLive = async (ws: EngineSocket<Connection>, sessionId: SessionKey, since: number): Promise<void> => {
     const conn = ws.data;
-    const seam = openSeam({
+    const seam = seamOn(ws, sessionId, since, {
       bus: deps.bus,
-      sessionId,
-      since,
       frameOf: sessionFrame,
-      send: (text) => {
-        if (!conn.closed) ws.send(text);
-      },
-      goLive: () => {
-        conn.seams.delete(sessionId);
-        if (!conn.closed) ws.subscribe(sessionTopic(sessionId));
-      },
+      replySoFar: () => deps.follower.replySoFar(sessionId),
     });
-    conn.seams.get(sessionId)?.close();
-    conn.seams.set(sessionId, seam);
-    ws.unsubscribe(sessionTopic(sessionId)); // in the same step as the seam's start: no frame is lost or doubled
     try {
       await deps.follower.replay(
         sessionId,
         since,
         (stored) => {
-          seam.replayed(stored.seq);
+          seam.replayed(stored.seq, turnEndedBy(stored));
           const f = toFrame(stored);
           return f && (sendTo(ws, f.event, asNamed(f.data)), roomFor(ws, deps.slowReaderBytes));
         },
@@ -110,7 +139,7 @@ export function createClientFrames(
     },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
-      if (msg.since === undefined) return join(ws, sessionId);
+      if (msg.since === undefined) return join(ws, sessionId, true);
       const watching = watch(ws.data, sessionId);
       if (watching) await watching;
       if (!ws.data.closed) await replayThenLive(ws, sessionId, msg.since);

@@ -34,7 +34,7 @@ export interface GatewayDeps extends EndpointDeps {
   /** Bytes that may wait for one reader when a frame is queued; one that finds more closes it (1008). */
   slowReaderBytes: number;
   ids: () => string;
-  follower: Pick<TurnFollower, 'replay' | 'watchInterest' | 'unwatchInterest'>;
+  follower: Pick<TurnFollower, 'replay' | 'watchInterest' | 'unwatchInterest' | 'replySoFar'>;
   /** Sent first on every connection (`hello`). */
   storeId: () => string;
 }

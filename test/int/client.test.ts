@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-const durable = (frames: Frame[]) => frames.filter((f) => !['chunk', 'thinking'].includes(f.event));
+const durable = (frames: Frame[]) => frames.filter((f) => !['chunk', 'replySoFar', 'thinking'].includes(f.event));
 const seqOf = (f: { data: unknown }) => (f.data as { seq: number }).seq;
 
 describe('AgentdClient', () => {
@@ -109,9 +109,8 @@ describe('AgentdClient', () => {
     expect(seen).toEqual(logged.map((e) => `${e.event}@${seqOf(e)}`));
     const last = frames.at(-1);
     expect(last?.event).toBe('response');
-    // The text streamed while the client was away comes back only as the server's catch-up frame (issue 73 part 3).
-    if (frames.some((f) => (f.event as string) === 'textSoFar'))
-      expect(text).toBe(last?.event === 'response' && last.data.content);
+    // The text streamed while the client was away comes back as the reply so far its subscribe got (`replySoFar`).
+    expect(text).toBe(last?.event === 'response' && last.data.content);
   });
 
   it('an abort ends the iteration, and with cancelTurn cancels the turn on the server', async () => {

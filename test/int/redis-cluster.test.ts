@@ -162,6 +162,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
       const live = ws.frames.filter((f) => f.data.sessionId === 'quiet' && f.data.seq >= 5);
       expect(live.map((f) => f.event)).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
       expect(await listener.sinceMarker()).toEqual([
+        'agent.replySeed', // A's reply so far (none: no turn streams), what B's own fold starts from
         'cluster.publishing', // A's word to B
         'agent.stored', // the user's message, a stored fact
         'agent.thinking',

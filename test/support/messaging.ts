@@ -8,6 +8,7 @@ import {
   startSimulator,
   type RecordedRequest,
   type Simulator,
+  type SimulatorOptions,
   type WireMessage,
 } from '../../tools/simulator/index.ts';
 import { EVERYTHING } from './paths.ts';
@@ -97,12 +98,12 @@ export interface MessagingService {
  * A simulator, a temporary data folder and a pool of services for the tests of one file, all gone
  * after them. Read `sim` and `dir` inside tests (they exist from the file's `beforeAll` on).
  */
-export function useSimulatorAndFolder(prefix: string) {
+export function useSimulatorAndFolder(prefix: string, simulator: SimulatorOptions = {}) {
   let sim: Simulator | undefined;
   let dir: string | undefined;
   const apps = appPool();
   beforeAll(async () => {
-    sim = await startSimulator();
+    sim = await startSimulator(simulator);
     dir = await mkdtemp(join(tmpdir(), prefix));
   });
   afterAll(async () => {

@@ -125,6 +125,19 @@ describe('the console fold', () => {
     expect(shown(state)).toEqual(['user: Hi', 'assistant: Hello again']);
   });
 
+  it('a page that subscribes mid-reply: replySoFar replaces what it streamed (missed chunks), the next chunks extend it', () => {
+    let state = foldAll(initialState, [user(1, 't1', 'Hi'), thinking(1, 't1'), chunk(1, 't1', 'Hel')]);
+    const soFar: ConsoleFrame = {
+      event: 'replySoFar',
+      data: { sessionId: S, turnId: 't1', seq: 1, content: 'Hello the' },
+    };
+    state = foldAll(state, [soFar, chunk(1, 't1', 're')]);
+    expect(shown(state)).toEqual(['user: Hi', 'assistant (streaming): Hello there']);
+    expect(sessionView(state, S).lastSeq).toBe(1);
+    state = fold(state, response(2, 't1', 'Hello there'));
+    expect(shown(state)).toEqual(['user: Hi', 'assistant: Hello there']);
+  });
+
   it('shows a tool turn in seq order, live and replayed alike', () => {
     const live = foldAll(initialState, toolTurn);
     expect(shown(live)).toEqual(['user: Hello', 'tool echo → ok', 'assistant: Let me look.\n\nFound it.']);
@@ -456,6 +469,7 @@ describe('the console fold', () => {
         'stepRestarted',
         'thinking',
         'chunk',
+        'replySoFar',
         'hello',
       ]),
     );

@@ -4,16 +4,33 @@
  * client-frame tables of docs/api.md are checked against the code.
  */
 import { describe, expect, it } from 'vitest';
-import { chunkFrame, droppedFrame, thinkingFrame, toFrame, type FrameName } from '../../src/agent/frames.ts';
+import {
+  chunkFrame,
+  droppedFrame,
+  thinkingFrame,
+  toFrame,
+  type FrameName,
+  type TransientFrame,
+} from '../../src/agent/frames.ts';
+import { createReplyTracker } from '../../src/agent/follow/reply-so-far.ts';
 import { CLIENT_FRAMES, MCP_EVENT_FRAMES, eventFrameOf, helloFrame } from '../../src/http/frames.ts';
 import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
 import { sampleEvents } from './store-contract.ts';
+
+/** The `replySoFar` frame a subscriber gets after `chunks` (the reply tracker's fold, as the gateway sends it). */
+function replySoFarOf(chunks: TransientFrame[]) {
+  let listener: (e: { name: string; payload: unknown }) => void = () => undefined;
+  const replies = createReplyTracker({ onAny: (l) => ((listener = l as typeof listener), () => undefined) });
+  for (const { event, data } of chunks) listener({ name: `agent.${event}`, payload: data });
+  return { event: 'replySoFar', data: replies.of('s')! };
+}
 
 const stored = sampleEvents.map((event, i) => ({ seq: i + 1, ts: '2026-01-01T00:00:00.000Z', sessionId: 's', event }));
 const frames = [
   ...stored.map((s) => ({ stored: s.event.type, frame: toFrame(s) ?? null })),
   { transient: 'thinking', frame: thinkingFrame('s', 't1', 3) },
   { transient: 'chunk', frame: chunkFrame('s', 't1', 3, 'Hel') },
+  { transient: 'replySoFar', frame: replySoFarOf([chunkFrame('s', 't1', 3, 'Hel'), chunkFrame('s', 't1', 3, 'lo')]) },
   { transient: 'dropped', frame: droppedFrame('s', 't2', 3, 'reset') },
   { connection: 'first frame', frame: helloFrame({ storeId: '6f1c2b3e-9a4d-4c1e-8f2a-3b5d7e9f1a2c' }) },
 ];
@@ -23,6 +40,7 @@ const AGENT_FRAMES: Record<FrameName, true> = {
   userMessage: true,
   thinking: true,
   chunk: true,
+  replySoFar: true,
   reasoning: true,
   toolCall: true,
   toolResult: true,

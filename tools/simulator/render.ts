@@ -107,6 +107,9 @@ export function renderStream(body: ChatRequestBody, reply: Reply, ctx: RenderCon
   for (const piece of splitPieces(reply.reasoning ?? ''))
     pieces.push(`${prefix}{"reasoning_content":${JSON.stringify(piece)}}${OPEN_END}`);
   if (reply.toolCalls && reply.toolCalls.length > 0) {
+    // Text given beside tool calls comes first, as a model that says something before it calls tools sends it.
+    for (const piece of splitPieces(reply.text ?? ''))
+      pieces.push(`${prefix}{"content":${JSON.stringify(piece)}}${OPEN_END}`);
     reply.toolCalls.forEach((call, index) => {
       const id = JSON.stringify(callId(reply, index, ctx));
       pieces.push(
@@ -143,6 +146,7 @@ export function renderCompletion(body: ChatRequestBody, reply: Reply, ctx: Rende
   let completionTokens = 0;
   if (calls.length > 0) {
     for (const call of calls) completionTokens += 1 + argPieces(call.arguments, ctx.toolArgChunkChars).length;
+    if (reply.text !== undefined) content = reply.text;
   } else {
     content = reply.text ?? fillerText(reply.tokens ?? 0);
     completionTokens = reply.text === undefined ? (reply.tokens ?? 0) : splitPieces(content).length;

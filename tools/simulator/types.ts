@@ -78,7 +78,10 @@ export interface Reply {
   error?: ScriptedError;
   /** Answer with these tool calls (streamed one after another, arguments in chunks). */
   toolCalls?: ScriptedToolCall[];
-  /** Reply text; streamed in ~word pieces whose concatenation is exactly this text. */
+  /**
+   * Reply text; streamed in ~word pieces whose concatenation is exactly this text. With `toolCalls` (Chat
+   * Completions only), the text comes first, then the calls.
+   */
   text?: string;
   /** Reply with this many filler pieces (a deterministic "lorem ipsum" cycle). */
   tokens?: number;

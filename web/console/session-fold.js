@@ -13,7 +13,7 @@
  * @typedef {import('./transcript.js').CompactionItem} CompactionItem
  */
 
-const TRANSIENT = new Set(['thinking', 'chunk', 'error']);
+const TRANSIENT = new Set(['thinking', 'chunk', 'replySoFar', 'error']);
 
 /** Index of `value` in ascending `list`, or where it would go (binary search). @param {readonly number[]} list @param {number} value */
 function position(list, value) {
@@ -140,8 +140,10 @@ export function foldSession(view, frame) {
       });
       break;
     }
+    case 'replySoFar':
     case 'stepRestarted': {
-      // The turn was taken up again after a restart: its reply so far replaces what streamed before.
+      // The reply so far replaces what streamed before: the page subscribed mid-reply (a reload, a reconnect:
+      // `replySoFar`), or the turn was taken up again after a restart (`stepRestarted`).
       const d = frame.data;
       if (get(items, replyKey(d.turnId), 'assistant')?.done) return view;
       items = put(items, {

@@ -3,7 +3,7 @@
 // No DOM here; `chat.js` renders what this returns. Live and replayed frames fold alike, so a
 // session replayed from its log ends in the same state as one watched live.
 //
-// - Durable frames (every frame but `thinking`, `chunk` and `error`) are applied once per session:
+// - Durable frames (every frame but `thinking`, `chunk`, `replySoFar` and `error`) are applied once per session:
 //   one whose `seq` was already seen returns the state unchanged, so a replay that overlaps what
 //   the page already holds (a reconnect resumes after `lastSeq`) adds nothing.
 // - `error` frames are kept once per (turn, seq, code, message); ones without `seq` (a refused

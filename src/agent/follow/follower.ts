@@ -23,6 +23,7 @@ import {
 import { endsTurn, factStep, seqOfStep, storedSteps, turnOfStep, type TurnStep } from './steps.ts';
 import { sessionsByRecency, turnPage, type TurnPageQuery } from './turn-pages.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
+import type { ReplySoFar, ReplyTracker } from './reply-so-far.ts';
 
 export interface SessionWatch {
   follow(turnId: string, onStep: (step: TurnStep) => void, since?: number): Promise<{ known: boolean }>;
@@ -50,7 +51,13 @@ function turnSink(onStep: (step: TurnStep) => void) {
   };
 }
 
-export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; interest?: FrameInterest | undefined }) {
+export function createTurnFollower(deps: {
+  bus: FollowBus;
+  store: FollowStore;
+  interest?: FrameInterest | undefined;
+  /** The reply each session streams (reply-so-far.ts); none: `replySoFar` is always undefined. */
+  replies?: Pick<ReplyTracker, 'of'>;
+}) {
   const { store, interest } = deps;
   /** Hears the session's live steps (its facts, transient frames and `awaiting`) until the returned function is called. */
   const listen = (sessionId: string, listener: Listener): (() => void) =>
@@ -142,6 +149,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     turnTotal: (owner: string | undefined): Promise<number> => store.turnTotal(owner),
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),
     unwatchInterest: (sessionId: string): void => interest?.unwatch(sessionId),
+    /** The reply the session's turn streamed so far, if it streams one (reply-so-far.ts: read it between bus events). */
+    replySoFar: (sessionId: string): ReplySoFar | undefined => deps.replies?.of(sessionId),
     async replay(
       sessionId: string,
       since: number | undefined,
