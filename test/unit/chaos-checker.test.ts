@@ -43,7 +43,7 @@ const hooksOf = (sessions: SessionRecord[]) =>
     s.log.filter((l) => l.event.type === 'response' || l.event.type === 'turnFailed').map((l) => webhookOf(s.id, l)),
   );
 
-/** A clean run: two sessions (one a schedule's, one an A2A context), every kind of record present. */
+/** A clean run: four sessions (one a schedule's, one an A2A context, one of MCP tasks), every kind of record present. */
 function clean(): Recorded {
   const s1 = [...turn('t1', 1), ...turn('t2', 5, 'turnFailed')];
   const tick = [
@@ -51,13 +51,16 @@ function clean(): Recorded {
     { seq: 2, event: { type: 'response', turnId: 'sched-a' } },
   ];
   const a2a = turn('a1', 1);
-  const sessions = [session('s1', s1), session('schedule-tick', tick), session('ctx', a2a)];
+  const mcp = [...turn('m1', 1), ...turn('m2', 5, 'turnFailed')];
+  const sessions = [session('s1', s1), session('schedule-tick', tick), session('ctx', a2a), session('mcp', mcp)];
   return {
     sessions,
     acked: [
       { sessionId: 's1', turnId: 't1', via: 'message' },
       { sessionId: 's1', turnId: 't2', via: 'ws' },
       { sessionId: 'ctx', turnId: 'a1', via: 'a2a' },
+      { sessionId: 'mcp', turnId: 'm1', via: 'mcp' },
+      { sessionId: 'mcp', turnId: 'm2', via: 'mcp' },
     ],
     ws: [
       {
@@ -83,6 +86,11 @@ function clean(): Recorded {
     pushes: [
       { taskId: 'ctx/a1', state: 'TASK_STATE_WORKING' },
       { taskId: 'ctx/a1', state: 'TASK_STATE_COMPLETED' },
+    ],
+    // On the 2026-07-28 wire a failed turn reads `completed`, its result a tool error.
+    mcpTasks: [
+      { taskId: 'bWNw/m1', sessionId: 'mcp', turnId: 'm1', status: 'completed', isError: false },
+      { taskId: 'bWNw/m2', sessionId: 'mcp', turnId: 'm2', status: 'completed', isError: true },
     ],
   };
 }
@@ -224,5 +232,46 @@ describe('the chaos checker', () => {
     const running = clean();
     running.a2aTasks.push({ taskId: 'ctx/a2', sessionId: 'ctx', turnId: 'a2' }); // never ended: nothing is owed yet
     expect(counted(running)).toEqual({});
+  });
+
+  describe('an MCP task read back by tasks/get', () => {
+    it('counts nothing when its status agrees with its turn ending', () => {
+      const r = clean();
+      r.mcpTasks[1]!.status = 'failed'; // the 2025-11-25 wire's word for a failed turn agrees too
+      expect(counted(r)).toEqual({});
+    });
+
+    it('counts a status that disagrees with the ending', () => {
+      const wrong = clean();
+      wrong.mcpTasks[0]!.status = 'working'; // the log holds its response
+      expect(counted(wrong)).toEqual({ mcpTaskWrong: 1 });
+      const notError = clean();
+      notError.mcpTasks[1]!.isError = false; // the log holds a turnFailed, the task a plain result
+      expect(counted(notError)).toEqual({ mcpTaskWrong: 1 });
+      const errored = clean();
+      errored.mcpTasks[0]!.isError = true; // the log holds a response, the task a tool error
+      expect(counted(errored)).toEqual({ mcpTaskWrong: 1 });
+    });
+
+    it('wants a turn failed by a cancel or a reset to read cancelled', () => {
+      const r = clean();
+      const failedAt = r.sessions[3]!.log[7]!;
+      failedAt.event['details'] = { reason: 'cancelled' };
+      expect(counted(r)).toEqual({ mcpTaskWrong: 1 }); // still `completed` with isError
+      r.mcpTasks[1] = { ...r.mcpTasks[1]!, status: 'cancelled', isError: false };
+      expect(counted(r)).toEqual({});
+      failedAt.event['details'] = { reason: 'reset' };
+      expect(counted(r)).toEqual({});
+    });
+
+    it('counts a task whose turn has no ending, and a tasks/get that answered no status', () => {
+      const open = clean();
+      open.mcpTasks.push({ taskId: 'bWNw/m3', sessionId: 'mcp', turnId: 'm3', status: 'working', isError: false });
+      expect(counted(open)).toEqual({ mcpTaskWrong: 1 });
+      const failed = clean();
+      failed.mcpTasks[0] = { taskId: 'bWNw/m1', sessionId: 'mcp', turnId: 'm1', error: '-32602 Unknown task' };
+      expect(counted(failed)).toEqual({ mcpTaskWrong: 1 });
+      expect(check(failed).examples.mcpTaskWrong).toEqual(['mcp turn m1: tasks/get failed (-32602 Unknown task)']);
+    });
   });
 });

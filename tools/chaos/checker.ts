@@ -22,6 +22,10 @@
  * - `webhookMissing`: a turn ending in a log with no `turn.completed` / `turn.failed` delivery naming its session
  *   and seq that the receiver accepted.
  * - `pushMissing`: an A2A task with a push config whose turn ended, with no push of a terminal state.
+ * - `mcpTaskWrong`: an MCP task (2026-07-28 wire) whose `tasks/get` status disagrees with its turn's first ending in
+ *   the log, as src/mcp-face maps it there: a `response` is `completed`; a `turnFailed` by a cancel or a reset is
+ *   `cancelled`, any other `completed` with `result.isError` (or `failed`); a turn with no ending, or a `tasks/get`
+ *   that answered no status, is wrong too.
  *
  * `examples` keeps the first few instances of each kind, for people reading a failed run.
  */
@@ -42,6 +46,7 @@ export const VIOLATION_KINDS = [
   'webhookConflict',
   'webhookMissing',
   'pushMissing',
+  'mcpTaskWrong',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -90,6 +95,7 @@ export function check(recorded: Recorded): CheckResult {
   checkWs(recorded, sessions, report);
   checkSchedules(recorded, sessions, report);
   checkDeliveries(recorded, endings, report);
+  checkMcpTasks(recorded, sessions, report);
   return { violations, examples };
 }
 
@@ -192,6 +198,31 @@ function checkDeliveries(recorded: Recorded, endings: Map<string, Map<string, nu
   for (const task of recorded.a2aTasks) {
     const ended = (endings.get(task.sessionId)?.get(task.turnId) ?? 0) > 0;
     if (ended && !pushed.has(task.taskId)) report('pushMissing', `${task.taskId}: ended, no terminal push`);
+  }
+}
+
+/** What `tasks/get` must read for a turn ending (`undefined`: no ending), on the 2026-07-28 wire. */
+function mcpAgrees(ending: LogLine['event'] | undefined, status: string, isError: boolean): boolean {
+  if (ending === undefined) return false;
+  if (ending.type === 'response') return status === 'completed' && !isError;
+  const reason = (ending['details'] as { reason?: unknown } | undefined)?.reason;
+  if (reason === 'cancelled' || reason === 'reset') return status === 'cancelled';
+  return (status === 'completed' && isError) || status === 'failed';
+}
+
+function checkMcpTasks(recorded: Recorded, sessions: Map<string, Recorded['sessions'][number]>, report: Report): void {
+  for (const task of recorded.mcpTasks) {
+    if (task.status === undefined) {
+      report('mcpTaskWrong', `${task.sessionId} turn ${task.turnId}: tasks/get failed (${task.error ?? 'no status'})`);
+      continue;
+    }
+    const log = sessions.get(task.sessionId)?.log ?? [];
+    const ending = log.find((l) => ENDINGS.has(l.event.type) && l.event.turnId === task.turnId)?.event;
+    if (!mcpAgrees(ending, task.status, task.isError === true))
+      report(
+        'mcpTaskWrong',
+        `${task.sessionId} turn ${task.turnId}: ${task.status}${task.isError ? ' (isError)' : ''}, log ${ending?.type ?? 'no ending'}`,
+      );
   }
 }
 

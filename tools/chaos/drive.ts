@@ -1,7 +1,8 @@
 /**
  * The phases of a chaos run once its processes are up (setup.ts): WebSocket clients follow the sessions, the approval
  * bot answers, the load and the faults run for `--seconds` (progress on stderr every 5 s), then both stop (the
- * schedule is paused), the run settles (settle.ts) and everything the checker needs is read into a `Recorded`.
+ * schedule is paused), the run settles (settle.ts) and everything the checker needs is read into a `Recorded` (the
+ * MCP tasks' states by `tasks/get`).
  */
 import { startApprovalBot } from './approval-bot.ts';
 import type { ChaosArgs } from './args.ts';
@@ -9,6 +10,7 @@ import { markerLines, readSessions } from './collect.ts';
 import { call } from './http.ts';
 import { restart, startFaults } from './faults.ts';
 import { startLoad, type Load } from './load.ts';
+import { readMcpTasks } from './mcp.ts';
 import { pushedTask } from './receivers.ts';
 import type { Frame, Recorded } from './recorded.ts';
 import { watchSchedule } from './schedule-watch.ts';
@@ -21,13 +23,15 @@ import { totalOperations, upInstance, type World } from './world.ts';
 const FOLLOWERS = 4;
 const CHAT_SESSIONS = 8;
 const A2A_SESSIONS = 3;
+const MCP_SESSIONS = 2;
 const SETTLE_MS = 120_000;
 
 export async function drive(args: ChaosArgs, world: World, env: Setup, log: (line: string) => void): Promise<Recorded> {
   const chat = Array.from({ length: CHAT_SESSIONS }, (_, i) => `c${args.seed}-s${i + 1}`);
   const a2a = Array.from({ length: A2A_SESSIONS }, (_, i) => `c${args.seed}-a${i + 1}`);
+  const mcp = Array.from({ length: MCP_SESSIONS }, (_, i) => `c${args.seed}-m${i + 1}`);
   const prng = world.prng.fork('followers');
-  const bot = startApprovalBot(world, [...chat, ...a2a]);
+  const bot = startApprovalBot(world, [...chat, ...a2a, ...mcp]);
   const late: { load?: Load } = {};
   const followers: Follower[] = [];
   for (let i = 0; i < FOLLOWERS; i++) {
@@ -47,7 +51,7 @@ export async function drive(args: ChaosArgs, world: World, env: Setup, log: (lin
   const reads = world.prng.fork('reads');
   const anyUp = () => upInstance(world, reads);
   const schedule = watchSchedule(env.scheduleId, anyUp);
-  const load = (late.load = startLoad(world, { chat, a2a }, followers));
+  const load = (late.load = startLoad(world, { chat, a2a, mcp }, followers));
   const faults = startFaults(world, env.redis, env.model, log);
 
   const started = Date.now();
@@ -95,5 +99,6 @@ export async function drive(args: ChaosArgs, world: World, env: Setup, log: (lin
     })),
     a2aTasks: world.a2aTasks,
     pushes: env.pushes.hits.flatMap((h) => pushedTask(h.body) ?? []),
+    mcpTasks: await readMcpTasks(world.mcpTasks, anyUp),
   };
 }

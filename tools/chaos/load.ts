@@ -2,20 +2,23 @@
  * The chaos run's load: until `stop()`, one operation every 120–400 ms, each drawn from the PRNG: a message over
  * `POST /api/message` or `message-sync` (with a `turnId` of its own, acknowledged by a 200), a WebSocket `message`
  * frame (acknowledged once its sender sees its `userMessage`), an A2A `SendMessage` with a push config (acknowledged
- * by the task it answers), or a WebSocket client dropping its connection (it resumes elsewhere). Each goes to an
+ * by the task it answers), an MCP `tools/call` of `chat_with_agent` run as a task (mcp.ts; acknowledged by the task
+ * it answers), or a WebSocket client dropping its connection (it resumes elsewhere). Each goes to an
  * instance that is up, chosen by the PRNG. Requests still open are tracked, so `stop()` waits for them (bounded).
  */
 import { call } from './http.ts';
+import { sendMcp } from './mcp.ts';
 import { messageText, SHAPES } from './messages.ts';
 import type { Follower } from './ws-follower.ts';
 import { countOperation, upInstance, type World } from './world.ts';
 import { sleep } from './wait.ts';
 
-export const OPERATIONS = { message: 3, sync: 2, ws: 2, a2a: 1, drop: 1 } as const;
+export const OPERATIONS = { message: 3, sync: 2, ws: 2, a2a: 1, mcp: 1, drop: 1 } as const;
 
 export interface LoadSessions {
   chat: string[];
   a2a: string[];
+  mcp: string[];
 }
 
 export interface Load {
@@ -54,6 +57,8 @@ export function startLoad(world: World, sessions: LoadSessions, followers: Follo
       return;
     } else if (kind === 'a2a') {
       track(sendA2a(world, base, prng.pick(sessions.a2a), text, tag));
+    } else if (kind === 'mcp') {
+      track(sendMcp(world, base, prng.pick(sessions.mcp), text, tag));
     } else {
       const sessionId = prng.pick(sessions.chat);
       const turnId = `t-${tag}`;

@@ -89,10 +89,12 @@ async function main(): Promise<number> {
       pushUrl: env.pushes.url,
       acked: [],
       a2aTasks: [],
+      mcpTasks: [],
       operations: {},
       faults: { kill: 0, pause: 0, redisRestart: 0, slowModel: 0 },
     };
     const recorded = await drive(args, world, env, say);
+    say(`operations by kind: ${JSON.stringify(world.operations)}`);
     writeFileSync(join(dir, 'recorded.json'), JSON.stringify(recorded));
     const result = check(recorded);
     const found = VIOLATION_KINDS.filter((k) => result.violations[k] > 0);

@@ -26,11 +26,14 @@ export interface SessionRecord {
   history: Frame[];
 }
 
-/** A message agentd acknowledged: `POST /api/message` or `message-sync` answered 200, or a WebSocket client saw its `userMessage`. */
+/**
+ * A message agentd acknowledged: `POST /api/message` or `message-sync` answered 200, a WebSocket client saw its
+ * `userMessage`, or an A2A `SendMessage` or MCP `tools/call` answered its task.
+ */
 export interface AckedMessage {
   sessionId: string;
   turnId: string;
-  via: 'message' | 'sync' | 'ws' | 'a2a';
+  via: 'message' | 'sync' | 'ws' | 'a2a' | 'mcp';
 }
 
 /** What one WebSocket client (across all its connections and resumes) saw of one session: frames with a `seq`, in order. */
@@ -79,6 +82,18 @@ export interface A2aTask {
   turnId: string;
 }
 
+/** An MCP task (`chat_with_agent` on the 2026-07-28 wire) and what `tasks/get` read of it once the run settled. */
+export interface McpTask {
+  taskId: string;
+  sessionId: string;
+  turnId: string;
+  /** Its status (`working`, `input_required`, `completed`, `cancelled`, ...), and whether its inlined result is a tool error. */
+  status?: string;
+  isError?: boolean;
+  /** Why `tasks/get` gave no status (its JSON-RPC error, or no answer). */
+  error?: string;
+}
+
 export interface Recorded {
   sessions: SessionRecord[];
   acked: AckedMessage[];
@@ -91,4 +106,5 @@ export interface Recorded {
   webhooks: WebhookHit[];
   a2aTasks: A2aTask[];
   pushes: PushHit[];
+  mcpTasks: McpTask[];
 }

@@ -1,10 +1,10 @@
 /**
  * What the parts of a chaos run share while it runs: the instances, the run's PRNG, the receivers, and the notes the
- * load keeps of what agentd acknowledged (the checker's `acked`, `a2aTasks`), counted operations and faults.
+ * load keeps of what agentd acknowledged (the checker's `acked`, `a2aTasks`, `mcpTasks`), counted operations and faults.
  */
 import type { Instance } from './instances.ts';
 import type { Prng } from './prng.ts';
-import type { A2aTask, AckedMessage } from './recorded.ts';
+import type { A2aTask, AckedMessage, McpTask } from './recorded.ts';
 
 export const FAULT_KINDS = ['kill', 'pause', 'redisRestart', 'slowModel'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -16,6 +16,8 @@ export interface World {
   pushUrl: string;
   acked: AckedMessage[];
   a2aTasks: A2aTask[];
+  /** MCP tasks created (`<session key>/<turnId>`), read back with `tasks/get` once the run settled. */
+  mcpTasks: Pick<McpTask, 'taskId' | 'sessionId' | 'turnId'>[];
   /** Operations the load made, by kind (a message sent, an approval answered, a drop, ...). */
   operations: Record<string, number>;
   faults: Record<FaultKind, number>;
