@@ -11,10 +11,12 @@
  * - `items` is every item in the order first saved (a re-save keeps its place); `page` newest first; `item` one.
  * - An `itemEmbedded` event is kept as its item's vector record, not in the log; saving an item again or forgetting
  *   it removes its vector (an older vector no longer describes it). `vectors(owner)` reads the owner's vectors.
+ * - An owner kept with its items inside the state (the previous layout) is moved onto item records when its state is
+ *   read and does not fit (memory-items.ts `upgrade`, `foldedLog`'s `misfit`): at any read of its state, and before
+ *   this process first reads its items.
  * - Memory kept before the record store (`legacy`: the per-owner JSONL files or Redis streams) is moved over the
- *   first time an owner is read here, as is an owner kept with its items inside the state (memory-items.ts
- *   `upgrade`): once per process and owner; a legacy log read again elsewhere is appended as the same events, which
- *   fold to the same state. `erase` removes it there too.
+ *   first time an owner is read here (once per process and owner; a legacy log read again elsewhere is appended as
+ *   the same events, which fold to the same state), and `erase` removes it there too.
  * - `erase` leaves nothing of the owner's memory on the medium when it resolves (the record store's `purge`).
  */
 import type { Logger } from '../log/index.ts';
@@ -80,12 +82,14 @@ export function createKeptMemory(deps: {
   log: Logger;
 }): KeptMemory {
   const { log } = deps;
+  const items = memoryItems(deps.records, log);
   const folded = records.foldedLog(deps.records, {
     ns: 'memory',
     eventSchema: MemoryEventSchema,
     stateSchema: MemoryStateSchema,
     initial: emptyMemory(),
     evolve: evolveMemory,
+    misfit: (digest, record) => items.upgrade(digest, record),
     log,
   });
   const vectorRecords = records.collection(deps.records, { ns: 'memory.vectors', schema: VectorSchema, log });
@@ -115,7 +119,6 @@ export function createKeptMemory(deps: {
     return events.filter((e) => e.type !== 'itemEmbedded');
   }
 
-  const items = memoryItems(deps.records, log);
   /** Commits `events` with the records of the items they change (memory-items.ts) and the new state. */
   const commit = (digest: string, events: readonly MemoryEvent[], check?: (state: MemoryState) => void) =>
     folded.append(digest, events, async (state) => {
@@ -139,7 +142,7 @@ export function createKeptMemory(deps: {
     let readying = readied.get(digest);
     if (!readying) {
       readying = (async () => {
-        await items.upgrade(digest);
+        await folded.state(digest); // kept in the previous layout: moved now (`misfit`), before its items are read
         if (deps.legacy) await moveLegacy(owner, digest, deps.legacy);
       })();
       readied.set(digest, readying);

@@ -127,12 +127,14 @@ export function memoryItems(store: records.RecordStore, log: Logger) {
       const all = await store.query({ ns: items.ns, index: 'owner', group: digest }); // those that fit no schema too
       return all.map((r) => items.writes.delete(r.id));
     },
-    /** Moves an owner kept in the previous layout onto item records (module doc); nothing when it is not. */
-    async upgrade(digest: string): Promise<void> {
-      for (;;) {
-        const record = await store.get(STATE_NS, digest);
+    /**
+     * Moves an owner kept in the previous layout (its kept state `record`) onto item records (module doc): true when
+     * the state was kept anew (by this call or another), false when it is not of that layout.
+     */
+    async upgrade(digest: string, kept: records.StoredRecord | undefined): Promise<boolean> {
+      for (let record = kept, tries = 0; ; record = await store.get(STATE_NS, digest), tries++) {
         const previous = PreviousKeptSchema.safeParse(record?.value).data;
-        if (!record || !previous) return;
+        if (!record || !previous) return tries > 0;
         const { items: list, ...rest } = previous.state;
         const counts = {
           count: list.length,
@@ -144,11 +146,10 @@ export function memoryItems(store: records.RecordStore, log: Logger) {
           ...list.map((item, i) => put(digest, { order: i + 1, item })),
           { op: 'put', ns: STATE_NS, id: digest, value: { seq: previous.seq, state }, ifVersion: record.version },
         ]);
-        if (moved)
-          return log.info(
-            { items: list.length },
-            'memory: an owner kept with its items inside moved onto item records',
-          );
+        if (moved) {
+          log.info({ items: list.length }, 'memory: an owner kept with its items inside moved onto item records');
+          return true;
+        }
       }
     },
   };

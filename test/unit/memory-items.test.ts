@@ -110,6 +110,19 @@ describe('memory items as records', () => {
     });
   });
 
+  it('moves the previous layout again when an older instance kept it after this one moved it', async () => {
+    const store = createMemoryRecordStore();
+    const { kept } = service(store);
+    await kept.append('alice', [saved('a1'), saved('a2')]);
+    const digest = ownerDigest('alice');
+    const items = [item('a1'), item('a2'), item('a3')]; // an older agentd's fold of the same log and one save more
+    await store.commit([
+      { op: 'put', ns: 'memory.state', id: digest, value: { seq: 3, state: { items, profile: 'A' } } },
+    ]);
+    expect(await kept.state('alice')).toEqual({ profile: 'A', count: 3, chars: 21, next: 4 });
+    expect((await kept.items('alice')).map((i) => i.id)).toEqual(['a1', 'a2', 'a3']);
+  });
+
   for (const engine of ['memory', 'jsonl'] as const)
     it(`moves an owner kept in the previous layout onto item records at the first read, once (${engine})`, async () => {
       let store: RecordStore = createMemoryRecordStore();
