@@ -17,7 +17,7 @@ export function memoryOf(
     log: Logger;
     clock: Clock;
     redis: Parameters<typeof memoryStoresOf>[2];
-    /** The record store on the sessions' medium: each owner's log and its kept fold. */
+    /** The record store on the sessions' medium: each owner's log, its small kept state and its item records. */
     records: Parameters<typeof memoryStoresOf>[3];
     /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
     embedder?: MemoryEmbedder | undefined;

@@ -1,13 +1,19 @@
 /**
- * Memory on the record store (src/store/records): each owner's log with its fold kept beside it (`foldedLog`, ns
- * `memory`), and the items' embeddings as records of their own (ns `memory.vectors`, grouped by owner), so a call
- * reads the kept state — one version read when it did not change — and never the whole log again.
+ * Memory on the record store (src/store/records): each owner's log with a small fold kept beside it (`foldedLog`, ns
+ * `memory`: the profile, the pending profile and the items' counts), each item a record of its own (memory-items.ts,
+ * ns `memory.items`) and each item's embedding too (ns `memory.vectors`), all grouped by owner. A call reads the kept
+ * state — one version read when it did not change — or the item records it needs, and never the whole log again.
  * Contracts:
  * - Owners are named by their digest (`ownerDigest`): no owner's name reaches a record id or a Redis key.
- * - `state(owner)` is the fold of every event appended (items in the order first saved, the profile); it is
- *   deep-frozen, shared with other callers. `append` commits events and the new state at once (any instance).
+ * - `state(owner)` is the small fold (never an item); it is deep-frozen, shared with other callers. `append` commits
+ *   the events, the records of the items they change and the new state at once (any instance); its `check` sees the
+ *   new state before the commit and refuses by throwing (nothing written), as exact as the commit itself.
+ * - `items` is every item in the order first saved (a re-save keeps its place); `page` newest first; `item` one.
  * - An `itemEmbedded` event is kept as its item's vector record, not in the log; saving an item again or forgetting
  *   it removes its vector (an older vector no longer describes it). `vectors(owner)` reads the owner's vectors.
+ * - An owner kept with its items inside the state (the previous layout) is moved onto item records when its state is
+ *   read and does not fit (memory-items.ts `upgrade`, `foldedLog`'s `misfit`): at any read of its state, and before
+ *   this process first reads its items.
  * - Memory kept before the record store (`legacy`: the per-owner JSONL files or Redis streams) is moved over the
  *   first time an owner is read here (once per process and owner; a legacy log read again elsewhere is appended as
  *   the same events, which fold to the same state), and `erase` removes it there too.
@@ -16,75 +22,52 @@
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { z } from 'zod';
-import {
-  MemoryEventSchema,
-  MemoryItemSchema,
-  ownerDigest,
-  ProvenanceSchema,
-  type MemoryEvent,
-  type MemoryLogStore,
-} from './types.ts';
+import { ItemCountsSchema, memoryItems, noItems, PendingProfileSchema } from './memory-items.ts';
+import { MemoryEventSchema, ownerDigest, type MemoryEvent, type MemoryItem, type MemoryLogStore } from './types.ts';
 
-/** An owner's memory as its log folds into it: plain JSON, kept as a record. */
+/** An owner's kept state: what its log folds into, but its items (records of their own); plain JSON. */
 export const MemoryStateSchema = z.object({
-  /** In the order they were first saved (a re-save keeps its place). */
-  items: z.array(MemoryItemSchema),
   /** The working-memory profile ('' when none): the confirmed one, which the system prompt shows. */
   profile: z.string(),
   /** A profile written unconfirmed (`memory.afterToolOutput`), waiting to be confirmed. */
-  pending: z.object({ text: z.string(), at: z.string(), ...ProvenanceSchema.shape }).optional(),
+  pending: PendingProfileSchema.optional(),
+  ...ItemCountsSchema.shape,
 });
 export type MemoryState = z.infer<typeof MemoryStateSchema>;
 
-export const emptyMemory = (): MemoryState => ({ items: [], profile: '' });
+export const emptyMemory = (): MemoryState => ({ profile: '', ...noItems() });
 
-/** Applies one event to `state` (a copy the fold owns: changed in place) and returns it. */
+/** Applies one event's profile change to `state` (a copy the fold owns: changed in place); items: memory-items.ts. */
 export function evolveMemory(state: MemoryState, event: MemoryEvent): MemoryState {
-  switch (event.type) {
-    case 'itemSaved': {
-      const at = state.items.findIndex((i) => i.id === event.item.id);
-      if (at < 0) state.items.push(event.item);
-      else state.items[at] = event.item;
-      break;
+  if (event.type === 'profileSet') {
+    const { type: _type, text, at, ...origin } = event;
+    if (origin.unconfirmed) state.pending = { text, at, ...origin };
+    else {
+      state.profile = text;
+      delete state.pending;
     }
-    case 'itemForgotten':
-      state.items = state.items.filter((i) => i.id !== event.id);
-      break;
-    case 'profileSet': {
-      const { type: _type, text, at, ...origin } = event;
-      if (origin.unconfirmed) state.pending = { text, at, ...origin };
-      else {
-        state.profile = text;
-        delete state.pending;
-      }
-      break;
-    }
-    case 'confirmed':
-      if (event.id === undefined) {
-        if (state.pending) state.profile = state.pending.text;
-        delete state.pending;
-      } else
-        state.items = state.items.map((i) => {
-          if (i.id !== event.id) return i;
-          const { unconfirmed: _confirmed, ...rest } = i;
-          return rest;
-        });
-      break;
-    case 'itemEmbedded': // kept as a vector record, not folded
-      break;
+  } else if (event.type === 'confirmed' && event.id === undefined) {
+    if (state.pending) state.profile = state.pending.text;
+    delete state.pending;
   }
   return state;
 }
-
-/** Items newest first (the last saved first). */
-export const newestFirst = (state: MemoryState) => [...state.items].reverse();
 
 const VectorSchema = z.object({ model: z.string(), vector: z.array(z.number()) });
 export type StoredVector = z.infer<typeof VectorSchema>;
 
 export interface KeptMemory {
   state(owner: string): Promise<MemoryState>;
-  append(owner: string, events: readonly MemoryEvent[]): Promise<MemoryState>;
+  /** `check` (module doc) throws to refuse the new state. */
+  append(owner: string, events: readonly MemoryEvent[], check?: (state: MemoryState) => void): Promise<MemoryState>;
+  /** Every item, in the order first saved. */
+  items(owner: string): Promise<MemoryItem[]>;
+  /** Up to `limit` items newest first, from the one after `after` (from the newest when it is gone). */
+  page(
+    owner: string,
+    page: { limit: number; after?: string | undefined },
+  ): Promise<{ items: MemoryItem[]; more: boolean }>;
+  item(owner: string, id: string): Promise<MemoryItem | undefined>;
   /** The owner's item vectors by item id. */
   vectors(owner: string): Promise<Map<string, StoredVector>>;
   /** Removes every record of the owner (its log, state and vectors, and its legacy log). */
@@ -99,12 +82,14 @@ export function createKeptMemory(deps: {
   log: Logger;
 }): KeptMemory {
   const { log } = deps;
+  const items = memoryItems(deps.records, log);
   const folded = records.foldedLog(deps.records, {
     ns: 'memory',
     eventSchema: MemoryEventSchema,
     stateSchema: MemoryStateSchema,
     initial: emptyMemory(),
     evolve: evolveMemory,
+    misfit: (digest, record) => items.upgrade(digest, record),
     log,
   });
   const vectorRecords = records.collection(deps.records, { ns: 'memory.vectors', schema: VectorSchema, log });
@@ -134,24 +119,37 @@ export function createKeptMemory(deps: {
     return events.filter((e) => e.type !== 'itemEmbedded');
   }
 
-  /** Owners whose legacy log was looked at by this process (moved over, or found empty). */
-  const moved = new Map<string, Promise<void>>();
-  const moveLegacy = (owner: string, digest: string): Promise<void> => {
-    const legacy = deps.legacy;
-    if (!legacy) return Promise.resolve();
-    let moving = moved.get(digest);
-    if (!moving) {
-      moving = (async () => {
-        if ((await folded.events(digest, { limit: 1 })).length > 0) return;
-        const events = await legacy.read(owner);
-        if (events.length === 0) return;
-        await folded.append(digest, await keepVectors(digest, events));
-        log.info({ events: events.length }, 'memory: an owner kept before the record store was moved onto it');
+  /** Commits `events` with the records of the items they change (memory-items.ts) and the new state. */
+  const commit = (digest: string, events: readonly MemoryEvent[], check?: (state: MemoryState) => void) =>
+    folded.append(digest, events, async (state) => {
+      const writes = await items.writes(digest, events, state);
+      check?.(state);
+      return writes;
+    });
+
+  /** Owners made ready by this process: kept in the previous layout or before the record store, moved over. */
+  const readied = new Map<string, Promise<void>>();
+  const moveLegacy = async (owner: string, digest: string, legacy: MemoryLogStore): Promise<void> => {
+    if ((await folded.events(digest, { limit: 1 })).length > 0) return;
+    const events = await legacy.read(owner);
+    if (events.length === 0) return;
+    await commit(digest, await keepVectors(digest, events));
+    log.info({ events: events.length }, 'memory: an owner kept before the record store was moved onto it');
+  };
+  /** The owner's digest, once its memory is in this layout. */
+  const ready = async (owner: string): Promise<string> => {
+    const digest = ownerDigest(owner);
+    let readying = readied.get(digest);
+    if (!readying) {
+      readying = (async () => {
+        await folded.state(digest); // kept in the previous layout: moved now (`misfit`), before its items are read
+        if (deps.legacy) await moveLegacy(owner, digest, deps.legacy);
       })();
-      moved.set(digest, moving);
-      moving.catch(() => moved.delete(digest)); // tried again at the next call
+      readied.set(digest, readying);
+      readying.catch(() => readied.delete(digest)); // tried again at the next call
     }
-    return moving;
+    await readying;
+    return digest;
   };
 
   /** The owner's vectors, a page at a time. */
@@ -173,28 +171,23 @@ export function createKeptMemory(deps: {
   }
 
   return {
-    async state(owner) {
-      const digest = ownerDigest(owner);
-      await moveLegacy(owner, digest);
-      return folded.state(digest);
+    state: async (owner) => folded.state(await ready(owner)),
+    async append(owner, events, check) {
+      const digest = await ready(owner);
+      return commit(digest, await keepVectors(digest, events), check);
     },
-    async append(owner, events) {
-      const digest = ownerDigest(owner);
-      await moveLegacy(owner, digest);
-      return folded.append(digest, await keepVectors(digest, events));
-    },
-    async vectors(owner) {
-      const digest = ownerDigest(owner);
-      await moveLegacy(owner, digest);
-      return readVectors(digest);
-    },
+    items: async (owner) => items.all(await ready(owner)),
+    page: async (owner, page) => items.page(await ready(owner), page),
+    item: async (owner, id) => items.get(await ready(owner), id),
+    vectors: async (owner) => readVectors(await ready(owner)),
     async erase(owner) {
       const digest = ownerDigest(owner);
       await deps.legacy?.erase(owner); // first: nothing is moved over again meanwhile
-      moved.set(digest, Promise.resolve());
-      await folded.erase(digest);
-      const ids = [...(await readVectors(digest)).keys()].map((id) => vectorId(digest, id));
-      if (ids.length > 0) await deps.records.commit(ids.map((id) => vectorRecords.writes.delete(id)));
+      readied.set(digest, Promise.resolve());
+      await folded.erase(digest, async () => [
+        ...(await items.eraseWrites(digest)),
+        ...[...(await readVectors(digest)).keys()].map((id) => vectorRecords.writes.delete(vectorId(digest, id))),
+      ]);
       await deps.records.purge(); // nothing of the owner's memory is left on disk
     },
   };

@@ -1,7 +1,7 @@
 /**
  * The memory service (MemoryService, types.ts): what the REST routes and the model's tools use. It reads the owner's
- * kept state (kept-memory.ts: the fold is kept beside the log on the record store, so a call never reads the log;
- * instances sharing a Redis see each other's writes at once), and appends.
+ * small kept state (kept-memory.ts: the profile and the items' counts, kept beside the log on the record store) or
+ * the item records it needs, never the log; instances sharing a Redis see each other's writes at once.
  * - `save` and `setProfile` check their input (INVALID_REQUEST with `details.field`): an item's text is 1 to
  *   MEMORY_ITEM_MAX_CHARS characters, at most MEMORY_TAGS_MAX tags; the profile at most `profileMaxChars`; an owner
  *   keeps at most `maxItems` items and `maxChars` characters of them (`reason: "memory_full"`).
@@ -20,7 +20,7 @@ import { isoNow } from '../clock.ts';
 import type { MemoryConfig } from '../config/index.ts';
 import { AppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { newestFirst, type KeptMemory, type MemoryState } from './kept-memory.ts';
+import type { KeptMemory, MemoryState } from './kept-memory.ts';
 import { fuse, semanticRanking } from './hybrid.ts';
 import { searchItems } from './search.ts';
 import {
@@ -89,16 +89,18 @@ function provenance(origin: WriteOrigin | undefined, config: MemoryServiceDeps['
   };
 }
 
-/** Refuses an item that would take the owner past `maxItems` or `maxChars` (INVALID_REQUEST, `reason: memory_full`). */
-function checkRoom(state: MemoryState, text: string, config: MemoryServiceDeps['config']): void {
-  const chars = state.items.reduce((sum, i) => sum + i.text.length, 0);
+/**
+ * Refuses the state a save leads to past `maxItems` or `maxChars` (INVALID_REQUEST, `reason: memory_full`): checked
+ * in the save's commit (kept-memory.ts `append`), so concurrent saves never pass a cap together.
+ */
+function checkRoom(state: MemoryState, config: MemoryServiceDeps['config']): void {
   const full = (what: string, limit: number) =>
     invalid('text', `Memory is full: at most ${limit} ${what}. Forget something first.`, {
       reason: 'memory_full',
       limit,
     });
-  if (state.items.length >= config.maxItems) throw full('items', config.maxItems);
-  if (chars + text.length > config.maxChars) throw full('characters of items', config.maxChars);
+  if (state.count > config.maxItems) throw full('items', config.maxItems);
+  if (state.chars > config.maxChars) throw full('characters of items', config.maxChars);
 }
 
 export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
@@ -123,9 +125,9 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
   };
   /** An owner's items (newest first) as search candidates, with their vectors of the embedder's model. */
   const candidates = async (owner: string, shared: boolean) => {
-    const state = await stateOf(owner);
+    const items = (await kept.items(owner)).reverse();
     const vectors = embedder ? await kept.vectors(owner) : new Map<string, never>();
-    return newestFirst(state).map((item) => {
+    return items.map((item) => {
       const stored = vectors.get(item.id);
       return { item, shared, vector: stored?.model === embedder?.model ? stored?.vector : undefined };
     });
@@ -157,11 +159,11 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
     }
   };
   return {
-    list: async (owner) => newestFirst(await stateOf(owner)),
+    list: async (owner) => (await kept.items(owner)).reverse(),
+    page: (owner, page) => kept.page(owner, page),
     async save(owner, input, origin) {
       const tags = input.tags ?? [];
       checkItem(input.text, tags);
-      checkRoom(await stateOf(owner), input.text, config);
       const at = isoNow(clock);
       const item: MemoryItem = {
         id: ids(),
@@ -171,22 +173,21 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
         createdAt: at,
         updatedAt: at,
       };
-      await append(owner, { type: 'itemSaved', at, item });
+      await kept.append(owner, [{ type: 'itemSaved', at, item }], (state) => checkRoom(state, config));
       const vector = embedder && (await embed(embedder, [item.text]))?.[0];
       if (embedder && vector)
         await append(owner, { type: 'itemEmbedded', at: isoNow(clock), id: item.id, model: embedder.model, vector });
       return item;
     },
     async confirm(owner, id) {
-      const state = await stateOf(owner);
-      const item = id === undefined ? undefined : state.items.find((i) => i.id === id);
+      const item = id === undefined ? undefined : await kept.item(owner, id);
       if (id !== undefined && !item) return false;
-      if (id === undefined ? state.pending : item?.unconfirmed)
+      if (id === undefined ? (await stateOf(owner)).pending : item?.unconfirmed)
         await append(owner, { type: 'confirmed', at: isoNow(clock), ...(id !== undefined && { id }) });
       return true;
     },
     async forget(owner, id) {
-      if (!(await stateOf(owner)).items.some((i) => i.id === id)) return false;
+      if (!(await kept.item(owner, id))) return false;
       await append(owner, { type: 'itemForgotten', at: isoNow(clock), id });
       return true;
     },
@@ -214,12 +215,12 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryService {
       await append(owner, { type: 'profileSet', at: isoNow(clock), text, ...provenance(origin, config) });
     },
     async export(owner) {
-      const state = await stateOf(owner);
-      return { owner, exportedAt: isoNow(clock), profile: state.profile, items: newestFirst(state) };
+      const { profile } = await stateOf(owner);
+      return { owner, exportedAt: isoNow(clock), profile, items: (await kept.items(owner)).reverse() };
     },
     async erase(owner, by) {
       const state = await stateOf(owner);
-      const erased = { items: state.items.length, profile: state.profile !== '' };
+      const erased = { items: state.count, profile: state.profile !== '' };
       await kept.erase(owner);
       await audit.record({ type: 'memoryErased', at: isoNow(clock), by, owner, ...erased });
       return erased;

@@ -119,6 +119,11 @@ export interface MemoryExport {
 export interface MemoryService {
   /** `owner`'s items, newest first. */
   list(owner: string): Promise<MemoryItem[]>;
+  /** Up to `limit` of `owner`'s items newest first, from the one after `after` (from the newest when it is gone). */
+  page(
+    owner: string,
+    page: { limit: number; after?: string | undefined },
+  ): Promise<{ items: MemoryItem[]; more: boolean }>;
   /** `origin`: the model's call that writes it (absent over REST); after a tool's output it may be kept unconfirmed. */
   save(owner: string, input: { text: string; tags?: string[] }, origin?: WriteOrigin): Promise<MemoryItem>;
   /**

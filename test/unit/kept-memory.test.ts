@@ -49,7 +49,8 @@ describe('memory on the record store', () => {
     expect(reads['memory.log'] ?? 0).toBeLessThanOrEqual(1);
     expect(reads['memory.state'] ?? 0).toBeLessThanOrEqual(1); // the version moved once: read once, then cached
     await kept.append('alice', [{ type: 'itemForgotten', at: 'x', id: 'a1' }]);
-    expect(await kept.state('alice')).toEqual({ items: [], profile: 'likes tea' });
+    expect(await kept.state('alice')).toEqual({ profile: 'likes tea', count: 0, chars: 0, next: 2 });
+    expect(await kept.items('alice')).toEqual([]);
   });
 
   it('moves memory kept before the record store over at the first read, and erases it there too', async () => {
@@ -64,24 +65,26 @@ describe('memory on the record store', () => {
     const records = createJsonlRecordStore({ dir, log });
     await records.open();
     const kept = createKeptMemory({ records, legacy, log });
-    expect(await kept.state('alice')).toMatchObject({ profile: 'Alice', items: [{ id: 'a1' }, { id: 'a2' }] });
+    expect(await kept.state('alice')).toMatchObject({ profile: 'Alice', count: 2 });
+    expect(await kept.items('alice')).toMatchObject([{ id: 'a1' }, { id: 'a2' }]);
     expect(await kept.vectors('alice')).toEqual(new Map([['a1', { model: 'm', vector: [1, 0] }]]));
     // Read again by a new process: moved once, not twice.
     await records.close();
     const again = createJsonlRecordStore({ dir, log });
     await again.open();
     const next = createKeptMemory({ records: again, legacy, log });
-    expect((await next.state('alice')).items).toHaveLength(2);
+    expect(await next.items('alice')).toHaveLength(2);
     // The erase leaves nothing here (the records file compacted) or there (the legacy file).
     expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).toContain('Alice drinks tea');
     await next.erase('alice');
     expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).not.toMatch(/Alice drinks tea|Lyon|"m"/);
-    expect(await next.state('alice')).toEqual({ items: [], profile: '' });
+    expect(await next.state('alice')).toEqual({ profile: '', count: 0, chars: 0, next: 1 });
+    expect(await next.items('alice')).toEqual([]);
     expect(await next.vectors('alice')).toEqual(new Map());
     expect(await legacy.read('alice')).toEqual([]);
     expect(await readdir(join(dir, MEMORY_DIR))).toEqual([]);
     const restarted = createKeptMemory({ records: again, legacy, log });
-    expect((await restarted.state('alice')).items).toEqual([]);
+    expect(await restarted.items('alice')).toEqual([]);
     await again.close();
   });
 
@@ -93,7 +96,7 @@ describe('memory on the record store', () => {
     await first.close();
     const second = createJsonlRecordStore({ dir, log });
     await second.open();
-    expect((await createKeptMemory({ records: second, log }).state('bob@example.com')).items).toHaveLength(1);
+    expect(await createKeptMemory({ records: second, log }).items('bob@example.com')).toHaveLength(1);
     expect(await second.get('memory.state', ownerDigest('bob@example.com'))).toBeDefined();
     await second.close();
   });

@@ -179,7 +179,8 @@ describe('memory service', () => {
     const exported = await memory.export('alice');
     expect(exported).toMatchObject({ owner: 'alice', profile: 'Alice', items: [{ text: 'Alice drinks green tea' }] });
     expect(await memory.erase('alice', 'root')).toEqual({ items: 1, profile: true });
-    expect(await kept.state('alice')).toEqual({ items: [], profile: '' });
+    expect(await kept.state('alice')).toMatchObject({ profile: '', count: 0 });
+    expect(await kept.items('alice')).toEqual([]);
     expect(await memory.export('alice')).toMatchObject({ profile: '', items: [] });
     expect((await memory.list('bob')).length).toBe(1);
     expect(await audit.read()).toEqual([
@@ -261,7 +262,7 @@ describe('memory service with embeddings', () => {
     await memory.save('alice', { text: 'Alice has a cat named Miso' });
     state.failing = true;
     await memory.save('alice', { text: 'Alice drinks tea' });
-    expect((await kept.state('alice')).items.map((i) => i.id)).toEqual(['m1', 'm2']);
+    expect((await kept.items('alice')).map((i) => i.id)).toEqual(['m1', 'm2']);
     expect([...(await kept.vectors('alice')).keys()]).toEqual(['m1']);
     expect((await memory.search('alice', 'tea')).map((h) => h.item.id)).toEqual(['m2']);
     expect(await memory.search('alice', 'feline')).toEqual([]);

@@ -75,6 +75,26 @@ export function recordLayersContract(
     expect(await sumsLog.append('u', [{ add: 1 }])).toEqual({ total: 6, count: 3 });
   });
 
+  it('foldedLog: a kept state that does not fit is first given to `misfit`, which may keep it anew', async () => {
+    const { store } = await subject();
+    const moved = foldedLog(store, {
+      ns: 'sums',
+      eventSchema,
+      stateSchema,
+      initial: { total: 0, count: 0 },
+      evolve: (s, e) => ((s.total += e.add), (s.count += 1), s),
+      misfit: async (owner, record) => {
+        const old = record.value as { seq: number; state: { sum: number } };
+        const state = { total: old.state.sum, count: 1 };
+        return store.commit([{ ...put(owner, { seq: old.seq, state }), ns: 'sums.state', ifVersion: record.version }]);
+      },
+      log,
+    });
+    await store.commit([{ op: 'put', ns: 'sums.state', id: 'u', value: { seq: 0, state: { sum: 40 } } }]);
+    expect(await moved.state('u')).toEqual({ total: 40, count: 1 });
+    expect(await moved.append('u', [{ add: 2 }])).toEqual({ total: 42, count: 2 });
+  });
+
   it('foldedLog: concurrent appends from two stores over one medium all land', async () => {
     const medium = await subject();
     const a = sums(medium.store);
@@ -83,6 +103,26 @@ export function recordLayersContract(
     expect(await a.state('u')).toEqual({ total: 55, count: 10 });
     expect(await b.state('u')).toEqual({ total: 55, count: 10 });
     expect((await a.events('u')).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it("foldedLog: `also` writes beside the state in the append's commit, may change the state or refuse", async () => {
+    const medium = await subject();
+    const a = sums(medium.store);
+    const b = sums(await another(medium));
+    const side = (n: number) => put(`side-${n}`, { n });
+    const also = (n: number) => (s: { total: number; count: number }) => ((s.count += 100), Promise.resolve([side(n)]));
+    await Promise.all([a.append('u', [{ add: 1 }], also(1)), b.append('u', [{ add: 2 }], also(2))]);
+    expect(await a.state('u')).toEqual({ total: 3, count: 202 });
+    expect((await medium.store.getMany('things', ['side-1', 'side-2'])).map((r) => r?.value)).toEqual([
+      { n: 1 },
+      { n: 2 },
+    ]);
+    const refused = a.append('u', [{ add: 5 }], () => Promise.reject(new Error('refused')));
+    await expect(refused).rejects.toThrow('refused');
+    expect(await a.state('u')).toEqual({ total: 3, count: 202 });
+    expect(await a.events('u')).toHaveLength(2);
+    expect(await a.erase('u', () => Promise.resolve([{ op: 'delete' as const, ns: 'things', id: 'side-1' }]))).toBe(2);
+    expect(await medium.store.get('things', 'side-1')).toBeUndefined();
   });
 
   it('foldedLog: erase removes every record of the owner', async () => {

@@ -113,14 +113,12 @@ const idParams = (params: Record<string, string>) => ({
  * `after` (from the first when it is gone), or the hits of `q`.
  */
 async function listed(memory: MemoryService, owner: string, query: z.output<typeof listQuery>) {
-  const { profile, items } = await memory.export(owner);
+  const profile = await memory.profile(owner);
   const pending = await memory.pendingProfile(owner);
   const head = { success: true as const, owner, profile, ...(pending && { pendingProfile: pending }) };
   if (query.q !== undefined) return { ...head, hits: await memory.search(owner, query.q) };
-  const from = query.after === undefined ? 0 : items.findIndex((i) => i.id === query.after) + 1;
-  const page = items.slice(from, from + query.limit);
-  const more = from + query.limit < items.length && page.length > 0;
-  return { ...head, items: page, ...(more && { nextAfter: page.at(-1)?.id }) };
+  const { items, more } = await memory.page(owner, { limit: query.limit, after: query.after });
+  return { ...head, items, ...(more && items.length > 0 && { nextAfter: items.at(-1)?.id }) };
 }
 
 export function memoryRoutes(deps: MemoryRoutesDeps): Route[] {

@@ -9,9 +9,15 @@
  *   answers an unchanged state without parsing it again: one `version` read (Redis: one HMGET of two small fields),
  *   then the record only when its version moved. What it answers is deep-frozen (shared with other callers); `evolve`
  *   may change the state it is given in place, for it is given a copy. The state must be plain JSON data.
- * - A kept state that no longer fits `stateSchema` (a new version of the feature) is folded again from the events
- *   and kept again (a warning says so); events that do not fit `eventSchema` are skipped with a warning.
+ * - A kept state that no longer fits `stateSchema` (a new version of the feature) is first given to `misfit` (the
+ *   feature's own move from an earlier layout: true when it kept a state anew, which is read again); else it is folded
+ *   again from the events and kept again (a warning says so). Events that do not fit `eventSchema` are skipped with a
+ *   warning.
  * - `events` pages the log by seq; `erase` removes the owner's every record (events and state) in one commit.
+ * - `also` (append, erase): records kept beside the state (a feature's per-item records) written in the same commit.
+ *   It runs at each attempt, after the fold, and may change the new state it is given in place (append) or throw to
+ *   refuse (nothing is written); what it reads is as of the state's version, for the commit is conditioned on it (a
+ *   conflict runs it again), so records written only through `also` stay exactly in step with the state.
  * Owner names appear in ids and Redis keys: a feature that must not show them passes a digest.
  */
 import { z } from 'zod';
@@ -21,13 +27,16 @@ import { deepFreeze } from '../stored-event.ts';
 import { collection } from './collection.ts';
 import type { RecordStore, RecordWrite, StoredRecord } from './types.ts';
 
+/** More writes for an append's commit (module doc): `state` is the new state, which it may change in place. */
+export type AlsoOnAppend<S> = (state: S, from: S) => Promise<readonly RecordWrite[]>;
+
 export interface FoldedLog<E, S> {
-  append(owner: string, events: readonly E[]): Promise<S>;
+  append(owner: string, events: readonly E[], also?: AlsoOnAppend<S>): Promise<S>;
   state(owner: string): Promise<S>;
   /** The owner's events with seq > `after` (default 0), oldest first, at most `limit`. */
   events(owner: string, page?: { after?: number; limit?: number }): Promise<{ seq: number; event: E }[]>;
   /** Removes every record of the owner; answers how many events there were. */
-  erase(owner: string): Promise<number>;
+  erase(owner: string, also?: () => Promise<readonly RecordWrite[]>): Promise<number>;
 }
 
 interface Kept<S> {
@@ -51,6 +60,8 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
     initial: z.output<SS>;
     evolve: (state: z.output<SS>, event: z.output<ES>) => z.output<SS>;
     log: Logger;
+    /** A kept state that does not fit `stateSchema` (module doc); true: it kept a state anew. */
+    misfit?: (owner: string, record: StoredRecord) => Promise<boolean>;
     /** How many owners' states the cache keeps (default 1000), the least recently used dropped first. */
     cacheSize?: number;
   },
@@ -118,19 +129,21 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
       return initial;
     }
     const item = states.check(record);
-    if (!item) return refold(owner, record.version);
+    if (!item) return (await options.misfit?.(owner, record)) ? current(owner) : refold(owner, record.version);
     return remember(owner, { version: item.version, seq: item.value.seq, state: deepFreeze(item.value.state) });
   }
 
   return {
-    async append(owner, list) {
+    async append(owner, list, also) {
       for (let attempt = 1; ; attempt++) {
         const from = await current(owner);
         if (list.length === 0) return from.state;
         const state = fold(from.state, list);
         const seq = from.seq + list.length;
+        const more = also ? await also(state, from.state) : [];
         const writes = [
           ...list.map((event, i) => eventWrite(owner, from.seq + i + 1, event)),
+          ...more,
           states.writes.put(owner, { seq, state }, { ifVersion: from.version }),
         ];
         if (await store.commit(writes))
@@ -147,13 +160,14 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
         return item ? [{ seq: seqOf(r), event: item.value }] : [];
       });
     },
-    async erase(owner) {
+    async erase(owner, also) {
       for (;;) {
         const version = (await store.version(states.ns, owner)) ?? 0;
         const ids: string[] = [];
         for await (const got of all(owner)) ids.push(...got.map((r) => r.id));
         const writes = [
           ...ids.map((id) => events.writes.delete(id)),
+          ...(also ? await also() : []),
           states.writes.delete(owner, { ifVersion: version }),
         ];
         if (await store.commit(writes)) {

@@ -13,7 +13,7 @@ export { createJsonlRecordStore, RECORDS_FILE, type JsonlRecordStoreOptions } fr
 export { createMemoryRecordStore } from './memory-engine.ts';
 export { createRedisRecordStore, type RedisRecordStoreOptions } from './redis-engine.ts';
 export { collection, type Collection, type Item } from './collection.ts';
-export { foldedLog, type FoldedLog } from './folded-log.ts';
+export { foldedLog, type AlsoOnAppend, type FoldedLog } from './folded-log.ts';
 
 /** The record store on the medium `storage` names (a relative jsonl `dir` resolves against the working directory). */
 export function createRecordStore(storage: StorageConfig, deps: RecordStoreDeps): RecordStore {

@@ -1,0 +1,205 @@
+/**
+ * Memory items as records of their own (src/memory/memory-items.ts, issue 72): a save, forget or confirm writes that
+ * item's record, the log's event and the small kept state in one commit, never the other items; the caps are checked
+ * in that commit; listing pages the item records newest first; an owner kept in the previous layout (every item
+ * inside the kept state) is moved onto item records the first time it is read, once, also when two instances do it.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKeptMemory, createMemoryService, ownerDigest, type MemoryItem } from '../../src/memory/index.ts';
+import {
+  createJsonlRecordStore,
+  createMemoryRecordStore,
+  createRedisRecordStore,
+  type RecordStore,
+  type RecordWrite,
+} from '../../src/store/records/index.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { saved } from './memory-store-contract.ts';
+
+const log = pino({ level: 'silent' });
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+let redis: RedisServer | undefined;
+afterAll(async () => {
+  await redis?.stop();
+});
+/** Two stores over one medium (the same store where it is not shared). */
+async function medium(engine: 'memory' | 'jsonl' | 'redis'): Promise<[RecordStore, RecordStore]> {
+  if (engine === 'memory') {
+    const store = createMemoryRecordStore();
+    return [store, store];
+  }
+  if (engine === 'jsonl') {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-memory-items-'));
+    dirs.push(dir);
+    const store = createJsonlRecordStore({ dir, log });
+    await store.open();
+    return [store, store];
+  }
+  redis ??= await startRedis();
+  const keyPrefix = `t${randomUUID()}:`;
+  const stores = [0, 1].map(() => createRedisRecordStore({ url: redis!.url, keyPrefix, log }));
+  await Promise.all(stores.map((s) => s.open()));
+  return [stores[0]!, stores[1]!];
+}
+
+/** The record store, keeping every commit's writes. */
+function recorded(store: RecordStore) {
+  const commits: RecordWrite[][] = [];
+  const wrapped: RecordStore = { ...store, commit: (writes) => (commits.push([...writes]), store.commit(writes)) };
+  return { store: wrapped, commits };
+}
+
+const item = (id: string, text = `fact ${id}`): MemoryItem => ({ id, text, tags: [], createdAt: 'x', updatedAt: 'x' });
+const where = (writes: RecordWrite[]) => writes.map((w) => `${w.op} ${w.ns} ${w.id.split('#').at(-1)}`);
+
+function service(store: RecordStore, limits = { maxItems: 1000, maxChars: 1_000_000 }) {
+  let n = 0;
+  const kept = createKeptMemory({ records: store, log });
+  const memory = createMemoryService({
+    kept,
+    audit: { record: () => Promise.resolve(), read: () => Promise.resolve([]) },
+    config: { profileMaxChars: 100, searchLimit: 5, afterToolOutput: 'unconfirmed', ...limits },
+    clock: { now: () => Date.parse('2026-11-28T09:00:00.000Z') },
+    ids: () => `m${++n}`,
+  });
+  return { kept, memory };
+}
+
+describe('memory items as records', () => {
+  it('a save, a confirm and a forget each write one item record, its event and the small state in one commit', async () => {
+    const { store, commits } = recorded(createMemoryRecordStore());
+    const { kept, memory } = service(store);
+    const texts = Array.from({ length: 20 }, (_, i) => `fact ${i} `.repeat(400));
+    for (const text of texts) await memory.save('alice', { text });
+    commits.length = 0;
+    const one = await memory.save('alice', { text: 'Alice drinks tea' }, { afterToolOutput: true });
+    expect(commits.map(where)).toEqual([
+      ['put memory.log 21', 'put memory.items m21', `put memory.state ${ownerDigest('alice')}`],
+    ]);
+    const state = await store.get('memory.state', ownerDigest('alice'));
+    expect(JSON.stringify(state?.value).length).toBeLessThan(300); // no item inside
+    expect(await kept.state('alice')).toMatchObject({ count: 21, next: 22 });
+    commits.length = 0;
+    await memory.confirm('alice', one.id);
+    await memory.forget('alice', 'm3');
+    expect(commits.map(where)).toEqual([
+      ['put memory.log 22', 'put memory.items m21', `put memory.state ${ownerDigest('alice')}`],
+      ['put memory.log 23', 'delete memory.items m3', `put memory.state ${ownerDigest('alice')}`],
+    ]);
+    expect((await kept.item('alice', 'm21'))?.unconfirmed).toBeUndefined();
+    expect(await kept.state('alice')).toMatchObject({
+      count: 20,
+      chars: texts.join('').length - texts[2]!.length + 16,
+    });
+  });
+
+  it('keeps the order first saved (a re-save keeps its place) and pages newest first', async () => {
+    const { kept } = service(createMemoryRecordStore());
+    await kept.append(
+      'alice',
+      ['a', 'b', 'c', 'd'].map((id) => saved(id)),
+    );
+    await kept.append('alice', [saved('b', 'b again'), { type: 'itemForgotten', at: 'x', id: 'c' }, saved('e')]);
+    expect((await kept.items('alice')).map((i) => i.text)).toEqual(['fact a', 'b again', 'fact d', 'fact e']);
+    expect(await kept.state('alice')).toMatchObject({ count: 4, chars: 6 * 3 + 7, next: 6 });
+    const first = await kept.page('alice', { limit: 2 });
+    expect([first.items.map((i) => i.id), first.more]).toEqual([['e', 'd'], true]);
+    const second = await kept.page('alice', { limit: 2, after: 'd' });
+    expect([second.items.map((i) => i.id), second.more]).toEqual([['b', 'a'], false]);
+    expect((await kept.page('alice', { limit: 2, after: 'c' })).items.map((i) => i.id)).toEqual(['e', 'd']); // gone
+  });
+
+  it('checks the caps in the commit: concurrent saves never pass them together', async () => {
+    const { memory, kept } = service(createMemoryRecordStore(), { maxItems: 3, maxChars: 1_000_000 });
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => memory.save('alice', { text: `fact ${i}` })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({
+      reason: { details: { reason: 'memory_full', limit: 3 } },
+    });
+    expect(await kept.items('alice')).toHaveLength(3);
+    expect(await kept.state('alice')).toMatchObject({ count: 3 });
+    const chars = service(createMemoryRecordStore(), { maxItems: 10, maxChars: 10 }).memory;
+    await chars.save('bob', { text: '12345' });
+    await chars.save('bob', { text: '12345' });
+    await expect(chars.save('bob', { text: '1' })).rejects.toMatchObject({
+      details: { reason: 'memory_full', limit: 10 },
+    });
+  });
+
+  it('moves the previous layout again when an older instance kept it after this one moved it', async () => {
+    const store = createMemoryRecordStore();
+    const { kept } = service(store);
+    await kept.append('alice', [saved('a1'), saved('a2')]);
+    const digest = ownerDigest('alice');
+    const items = [item('a1'), item('a2'), item('a3')]; // an older agentd's fold of the same log and one save more
+    await store.commit([
+      { op: 'put', ns: 'memory.state', id: digest, value: { seq: 3, state: { items, profile: 'A' } } },
+    ]);
+    expect(await kept.state('alice')).toEqual({ profile: 'A', count: 3, chars: 21, next: 4 });
+    expect((await kept.items('alice')).map((i) => i.id)).toEqual(['a1', 'a2', 'a3']);
+  });
+
+  for (const engine of ['memory', 'jsonl', 'redis'] as const)
+    it.skipIf(engine === 'redis' && !hasRedisServer())(
+      `moves an owner kept in the previous layout onto item records at the first read, once (${engine})`,
+      async () => {
+        const [store, other] = await medium(engine);
+        const digest = ownerDigest('alice');
+        const items = [item('a1', 'Alice drinks tea'), { ...item('a2'), unconfirmed: true as const }, item('a3')];
+        await store.commit([
+          ...items.map((it, i): RecordWrite => ({
+            op: 'put',
+            ns: 'memory.log',
+            id: `${digest}#${i + 1}`,
+            value: { type: 'itemSaved', at: 'x', item: it },
+            index: [{ index: 'seq', group: digest, score: i + 1 }],
+          })),
+          {
+            op: 'put',
+            ns: 'memory.state',
+            id: digest,
+            value: {
+              seq: 3,
+              state: { items, profile: 'Alice', pending: { text: 'Alicia', at: 'x', unconfirmed: true } },
+            },
+          },
+        ]);
+        // Two instances read it at once: one moves it, the other finds it moved.
+        const [one, two] = [createKeptMemory({ records: store, log }), createKeptMemory({ records: other, log })];
+        const [a, b] = await Promise.all([one.items('alice'), two.state('alice')]);
+        expect(a.map((i) => i.id)).toEqual(['a1', 'a2', 'a3']);
+        expect(b).toEqual({
+          profile: 'Alice',
+          pending: { text: 'Alicia', at: 'x', unconfirmed: true },
+          count: 3,
+          chars: 16 + 7 + 7,
+          next: 4,
+        });
+        expect(await store.count('memory.items', 'owner', digest)).toBe(3);
+        // Saved after the move: next in order; the log goes on from where it was.
+        await one.append('alice', [saved('a4'), { type: 'confirmed', at: 'x', id: 'a2' }]);
+        expect((await two.page('alice', { limit: 10 })).items.map((i) => [i.id, i.unconfirmed])).toEqual([
+          ['a4', undefined],
+          ['a3', undefined],
+          ['a2', undefined],
+          ['a1', undefined],
+        ]);
+        expect(await store.get('memory.log', `${digest}#5`)).toBeDefined();
+        await one.erase('alice');
+        expect(await store.count('memory.items', 'owner', digest)).toBe(0);
+        expect(await two.items('alice')).toEqual([]);
+        await Promise.all([...new Set([store, other])].map((s) => s.close()));
+      },
+    );
+});
