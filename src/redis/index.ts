@@ -32,19 +32,42 @@ export function createRedisConnection(url: string, role: string, log: Logger) {
 
 export type RedisConnection = ReturnType<typeof createRedisConnection>;
 
+/** How long apart a connection back from an outage asks again whether Redis has loaded its dataset. */
+const LOADING_PROBE_MS = 200;
+
 /**
  * Tells `on` of each outage of `client` once, however many reconnection attempts fail in it (`lost`, with the first
- * error), and of its end (`back`, once the connection is ready again). Returns what stops it.
+ * error), and of its end (`back`, once the connection is ready again and Redis answers reads: a Redis that restarts
+ * accepts connections while it loads its dataset, refusing every read and write with LOADING meanwhile, and a
+ * `back` then would send writes to be refused with no later `back` to try them again). Returns what stops it.
  */
-export function watchOutages(client: RedisConnection, on: { lost(err: Error): void; back(): void }): () => void {
+export function watchOutages(
+  client: Pick<RedisConnection, 'on' | 'off' | 'exists' | 'isReady'>,
+  on: { lost(err: Error): void; back(): void },
+): () => void {
   let down = false;
   const onError = (err: Error) => {
     if (!down) on.lost(err);
     down = true;
   };
+  const loaded = async (): Promise<boolean> => {
+    for (;;) {
+      try {
+        await client.exists('agentd:loading-probe');
+        return true;
+      } catch (err) {
+        if (!messageOf(err).startsWith('LOADING') || !client.isReady) return false; // the next ready asks again
+        await new Promise((resolve) => setTimeout(resolve, LOADING_PROBE_MS).unref());
+      }
+    }
+  };
   const onReady = () => {
-    if (down) on.back();
-    down = false;
+    if (!down) return;
+    void loaded().then((yes) => {
+      if (!yes || !down || !client.isReady) return;
+      down = false;
+      on.back();
+    });
   };
   client.on('error', onError);
   client.on('ready', onReady);

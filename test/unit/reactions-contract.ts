@@ -120,6 +120,32 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
       expect(pushAgain.handled).toEqual([]);
     });
 
+    it('a fact a reaction failed is tried again from the log before the next fact, and at retry (the store is back)', async () => {
+      const { store } = await medium();
+      const flaky = recording('hooks', new Set([2]));
+      const other = recording('push');
+      const session = (await open(store, flaky.reaction, other.reaction)).forSession('flaps');
+      const log: SessionStoredEvent[] = [];
+      session.catchUp(opened([], log));
+      const tell = (f: SessionStoredEvent) => (log.push(f), session.stored(f));
+      turn('flaps', 1, 't1').forEach(tell);
+      expect(await session.settled()).toBe(false);
+      flaky.failing.clear(); // the medium is back
+      turn('flaps', 3, 't2').forEach(tell);
+      expect(await session.settled()).toBe(true);
+      expect(flaky.handled).toEqual([1, 2, 3, 4]);
+      expect(other.handled).toEqual([1, 2, 3, 4]);
+
+      flaky.failing.add(6);
+      turn('flaps', 5, 't3').forEach(tell);
+      expect(await session.settled()).toBe(false);
+      flaky.failing.clear();
+      session.retry();
+      expect(await session.settled()).toBe(true);
+      expect(flaky.handled).toEqual([1, 2, 3, 4, 5, 6]);
+      await session.close();
+    });
+
     it('a log older than the reactions is not announced: a session with no checkpoint starts at their start', async () => {
       const { store } = await medium();
       const old = turn('old', 1, 't1').map((f) => ({ ...f, ts: at(clockAt - 60_000) }));

@@ -13,8 +13,9 @@
  *   nothing reacted to writes nothing. A fact is handed on again only after a crash between its store and its
  *   checkpoint (at most those few seconds of facts): `handle` is idempotent per fact (its deliveries' ids derive from
  *   the fact), so nothing is sent twice.
- * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact, so the next catch-up (the
- *   next open) tries it again. `settled()` resolves once every fact handed on so far was handled and the checkpoint
+ * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact and it handles nothing more
+ *   until it is tried again from there, by reading the log: before the session's next fact is handed on, at
+ *   `retry()` (the store says its medium is back), or at the next open. `settled()` resolves once every fact handed on so far was handled and the checkpoint
  *   they moved is written: the session's open-turn mark, which sends a restart here, is removed only then.
  */
 import { z } from 'zod';
@@ -44,6 +45,8 @@ export interface SessionReactions {
    * reaction is up to date, false when one is stuck on a fact it failed (the next open retries it). Never rejects.
    */
   settled(): Promise<boolean>;
+  /** Tries the reactions stuck on a fact they failed again, from the log (the store says its medium is back). */
+  retry(): void;
   /** Settles, then writes the checkpoint if it moved since the last write. */
   close(): Promise<void>;
 }
@@ -131,6 +134,21 @@ export function createReactions(deps: ReactionsDeps) {
       writtenAt = deps.now();
       acted = false;
     };
+    /** Reads the session's log after a seq (from `catchUp`): what a retry reads. */
+    let readLog: OpenedLog['read'] | undefined;
+    /** Hands on again, from the log, the facts before seq `until` that the stuck reactions did not handle. */
+    const unstick = async (until: number) => {
+      if (stuck.size === 0 || !readLog) return;
+      const since = Math.min(...[...stuck].map((name) => seqs[name] ?? 0));
+      stuck.clear();
+      try {
+        const facts = (await readLog(since)) as SessionStoredEvent[];
+        for (const s of facts) if (s.seq < until) await handleOne(s);
+      } catch (err) {
+        log.error({ err, sessionId }, 'reactions: the log could not be read to try a failed fact again');
+        for (const r of reactions) if ((seqs[r.name] ?? 0) < until - 1) stuck.add(r.name);
+      }
+    };
     /** Waits until the chain stops growing: a fact handed on while waiting (the one just stored) is waited for too. */
     async function settled(): Promise<boolean> {
       for (let seen = chain; ; seen = chain) {
@@ -141,6 +159,7 @@ export function createReactions(deps: ReactionsDeps) {
     return {
       catchUp(opened) {
         if (reactions.length === 0) return;
+        readLog = opened.read;
         const { lastSeq } = opened;
         queue(async () => {
           const kept = (await checkpoints.get(sessionId))?.value.seqs;
@@ -173,11 +192,13 @@ export function createReactions(deps: ReactionsDeps) {
             for (const r of reactions) stuck.add(r.name);
             return;
           }
+          await unstick(s.seq);
           await handleOne(s);
           if (acted && endsTurn(s) && deps.now() - writtenAt >= CHECKPOINT_EVERY_MS) await write();
         });
       },
       settled,
+      retry: () => queue(() => unstick(Infinity)),
       async close() {
         queue(write);
         await settled();

@@ -78,6 +78,7 @@ export async function openSession(deps: SessionDeps) {
       if (life.closedBy !== undefined) return;
       void outbox.catchUp();
       w.output.endStopped();
+      deps.reactions?.retry();
     },
     /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
     async close(reason: string, options: { abandonLog?: boolean } = {}) {
