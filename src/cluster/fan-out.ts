@@ -223,8 +223,14 @@ export function createFanOut(options: FanOutOptions) {
     unwatch,
     /** Subscribes to this instance's watch notices. */
     open: () => subscriber.subscribe(noticeChannel(instanceId), onNotice),
-    /** This instance took the session's lease: publish its frames (someone may have watched it meanwhile). */
-    taken: speak,
+    /**
+     * This instance took the session's lease: its frames are published (someone may have watched it meanwhile), and
+     * what it missed of the session is read first (gap-repair.ts `catchUp`).
+     */
+    taken: async (sessionId: string): Promise<void> => {
+      speak(sessionId);
+      await gaps?.catchUp(sessionId);
+    },
     /** The session left this instance. */
     forget: (sessionId: string) => void quiet.delete(sessionId),
     close: () => {

@@ -12,6 +12,9 @@
  * - `reread(sessionId)` (Redis is back) reads what was stored after the newest fact heard and emits it: what was
  *   published while this instance's subscription was away; a failed read is tried again 5 times, from 250 ms apart
  *   doubling (the store's connection may come back after the subscriber's).
+ * - `catchUp(sessionId)` (this instance took the session's lease and is about to write its log) reads and emits, once,
+ *   what was stored after the newest fact heard, and resolves after: what an owner paused or cut off stored before
+ *   its copies reached this instance would otherwise come after the facts this instance writes next, as a gap.
  * - While a read is in flight, the session's other relayed events wait behind it, in order; a failed read is logged
  *   and lets them go (the gap stays: a client resuming with `since` still gets every fact).
  * - Transient frames (chunks, thinking) pass as they come: what was lost of them is not stored anywhere.
@@ -131,6 +134,11 @@ export function createGapRepair(options: GapRepairOptions) {
     },
     /** Reads what was stored after the newest fact heard (see the contracts). */
     reread: (sessionId: string): void => rereadFrom(sessionId, 0),
+    /** Reads, once, what was stored after the newest fact heard, before this instance writes (see the contracts). */
+    async catchUp(sessionId: string): Promise<void> {
+      const gaps = sessions.get(sessionId);
+      if (gaps && floorOf(gaps) > 0 && !gaps.waiting) await fill(sessionId, gaps, Infinity);
+    },
     /** The session is not watched any more. */
     forget: (sessionId: string): void => void sessions.delete(sessionId),
   };

@@ -37,8 +37,8 @@ export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
    * someone else's meanwhile (taken back with a newer fencing token): the session in memory is stale.
    */
   onLost: (sessionId: string) => void;
-  /** Called when this instance took a free lease (a lease of its own that had lapsed counts). */
-  onTaken?: (sessionId: string) => void;
+  /** Called when this instance took a free lease (a lease of its own that had lapsed counts); the claim waits for it. */
+  onTaken?: (sessionId: string) => void | Promise<void>;
 }
 
 /**
@@ -86,7 +86,7 @@ export function createLeases(options: LeaseOptions) {
     if (owner === instanceId) {
       held.set(sessionId, { sent, token });
       if (before && before.token !== token) lost();
-      if (taken === 1) options.onTaken?.(sessionId);
+      if (taken === 1) await options.onTaken?.(sessionId);
     } else if (held.delete(sessionId)) lost();
     return owner;
   }

@@ -117,6 +117,18 @@ describe('gap repair of a watched session', () => {
     expect(r.reads).toEqual([]);
   });
 
+  it('given facts an old owner stored that never reached this instance, when it takes the lease (catchUp), then they are emitted before it writes', async () => {
+    const r = rig([1, 2, 3].map(fact));
+    r.relayFact(1);
+    await r.gaps.catchUp('s');
+    expect(r.heard).toEqual(['fact 1', 'fact 2', 'fact 3']);
+    r.gaps.heard('s', 4); // what it writes next follows them
+    r.relayFact(3); // the old owner's late copy
+    expect(r.heard).toHaveLength(3);
+    await r.gaps.catchUp('unwatched'); // nothing heard of it: nothing to measure a gap from, nothing read
+    expect(r.reads).toEqual([1]);
+  });
+
   it('given a watch that ends while its read is in flight, when the read answers, then nothing read is emitted for the next watch to see twice', async () => {
     const r = rig([1, 2, 3].map(fact));
     r.holdReads();

@@ -13,8 +13,8 @@ function connection() {
   const events = new EventEmitter();
   const state = { isReady: true, loading: false, reads: 0 };
   const client = {
-    on: (name: string, fn: (...args: never[]) => void) => (events.on(name, fn), client),
-    off: (name: string, fn: (...args: never[]) => void) => (events.off(name, fn), client),
+    on: (name: string, fn: (...args: unknown[]) => void) => (events.on(name, fn), client),
+    off: (name: string, fn: (...args: unknown[]) => void) => (events.off(name, fn), client),
     exists: () => {
       state.reads++;
       return state.loading
