@@ -67,7 +67,7 @@ function clean(): Recorded {
         client: 'ws-1',
         sessionId: 's1',
         from: 0,
-        frames: s1.map((l) => ({ event: framesOf([l])[0]!.event, seq: l.seq })),
+        frames: s1.map((l) => ({ event: framesOf([l])[0]!.event, seq: l.seq, turnId: l.event.turnId! })),
       },
     ],
     markerLines: ['t1', 't2', 'a1'],
@@ -160,8 +160,12 @@ describe('the chaos checker', () => {
   it('counts a durable frame a WebSocket client saw twice across a resume, and one it missed', () => {
     const twice = clean();
     const view = twice.ws[0]!;
-    view.frames.splice(3, 0, { event: 'toolCall', seq: 2 }); // replayed again after a resume
+    view.frames.splice(3, 0, { event: 'toolCall', seq: 2, turnId: 't1' }); // replayed again after a resume
     expect(counted(twice)).toEqual({ wsDuplicate: 1 });
+    // A turn's transient `error` (its fact could not be stored) repeats the last durable seq: another turn's `error`.
+    const transient = clean();
+    transient.ws[0]!.frames.push({ event: 'error', seq: 8, turnId: 't3' });
+    expect(counted(transient)).toEqual({});
     const missed = clean();
     missed.ws[0]!.frames.splice(5, 1); // toolCall seq 6 never arrived
     expect(counted(missed)).toEqual({ wsMissed: 1 });

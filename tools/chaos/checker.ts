@@ -131,23 +131,27 @@ function checkLogs(recorded: Recorded, endings: Map<string, Map<string, number>>
 function checkWs(recorded: Recorded, sessions: Map<string, Recorded['sessions'][number]>, report: Report): void {
   for (const view of recorded.ws) {
     const history = sessions.get(view.sessionId)?.history ?? [];
+    // A frame is the history's when its seq, event and turn (if it names one) are: a turn's transient `error` repeats
+    // the seq of the last durable frame, which may be another turn's stored `error`.
+    const keyOf = (seq: unknown, event: string, turnId: unknown) =>
+      `${String(seq)}\u0000${event}${typeof turnId === 'string' ? `\u0000${turnId}` : ''}`;
     const held = countBy(
       history.filter((f) => typeof f.data.seq === 'number'),
-      (f) => `${f.data.seq}\u0000${f.event}`,
+      (f) => keyOf(f.data.seq, f.event, f.data['turnId']),
     );
-    const durable = view.frames.filter((f) => held.has(`${f.seq}\u0000${f.event}`));
-    const seen = countBy(durable, (f) => `${f.seq}\u0000${f.event}`);
+    const durable = view.frames.filter((f) => held.has(keyOf(f.seq, f.event, f.turnId)));
+    const seen = countBy(durable, (f) => keyOf(f.seq, f.event, f.turnId));
     const upTo = Math.max(view.from, ...durable.map((f) => f.seq));
     for (const [key, n] of seen) {
       const extra = n - (held.get(key) ?? 0);
       if (extra > 0)
-        report('wsDuplicate', `${view.client} ${view.sessionId}: ${key.replace('\u0000', ' ')} x${n}`, extra);
+        report('wsDuplicate', `${view.client} ${view.sessionId}: ${key.replaceAll('\u0000', ' ')} x${n}`, extra);
     }
     for (const [key, n] of held) {
       const seq = Number(key.split('\u0000')[0]);
       if (seq <= view.from || seq > upTo) continue;
       const missed = n - (seen.get(key) ?? 0);
-      if (missed > 0) report('wsMissed', `${view.client} ${view.sessionId}: ${key.replace('\u0000', ' ')}`, missed);
+      if (missed > 0) report('wsMissed', `${view.client} ${view.sessionId}: ${key.replaceAll('\u0000', ' ')}`, missed);
     }
   }
 }

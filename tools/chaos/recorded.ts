@@ -42,7 +42,9 @@ export interface WsView {
   sessionId: string;
   /** The `since` of its first subscription: it promised nothing at or before it. */
   from: number;
-  frames: { event: string; seq: number }[];
+  /** `turnId` when the frame names one: a turn's transient `error` (a fact that could not be stored) repeats the last
+   *  durable seq, which may be another turn's stored `error`. */
+  frames: { event: string; seq: number; turnId?: string }[];
 }
 
 /** A schedule's run (`GET /api/schedules/{id}/runs`). */

@@ -91,7 +91,8 @@ export function createFollower(
       setTimeout(() => refused?.terminate(), 500);
     }
     if (typeof sessionId === 'string' && typeof seq === 'number' && seen.has(sessionId)) {
-      seen.get(sessionId)!.push({ event: frame.event, seq });
+      const turnId = frame.data['turnId'];
+      seen.get(sessionId)!.push({ event: frame.event, seq, ...(typeof turnId === 'string' && { turnId }) });
       const durable = !TRANSIENT.has(frame.event) && !(frame.event === 'error' && frame.data.turnId === undefined);
       if (durable && seq > last.get(sessionId)!) last.set(sessionId, seq);
     }
