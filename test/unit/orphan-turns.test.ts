@@ -13,7 +13,8 @@ import { createLogger } from '../../src/log/index.ts';
 const LEASE_MS = 1000;
 
 function sweeper() {
-  const client = new EventEmitter();
+  // A connection as the reconnect watch sees it: its events, and reads that answer (Redis has loaded its data).
+  const client = Object.assign(new EventEmitter(), { isReady: true, exists: () => Promise.resolve(0) });
   const adopted: unknown[] = [];
   const reconnects = watchReconnects(client as unknown as RedisConnection, LEASE_MS, { now: () => Date.now() });
   const watch = watchOrphanTurns({
