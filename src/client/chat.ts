@@ -10,17 +10,47 @@ import { errorOfFrame, inputError } from './errors.ts';
 import { followFrames, type StreamContext } from './follow.ts';
 import type { Frame } from './frames.ts';
 import { checkKeys } from './options.ts';
+import { questions, serveClientTools, type ClientToolHandler } from './questions.ts';
 import type { RouteArgs } from './api.ts';
 
 type MessageBody = RouteArgs<'message'>['body'];
 
-export interface ChatOptions extends Omit<MessageBody, 'message' | 'sessionId'> {
+/** A tool the client runs: declared with the message, its calls answered by `run` while the chat runs. */
+export interface LocalTool {
+  description?: string;
+  /** A JSON Schema object for its arguments (default: none). */
+  parameters?: Record<string, unknown>;
+  /** The call's arguments in, its result as text out (a throw answers the call as failed). */
+  run: ClientToolHandler;
+}
+
+export interface ChatOptions extends Omit<MessageBody, 'message' | 'sessionId' | 'tools'> {
   signal?: AbortSignal;
   /** On abort, also cancel the turn on the server (default false: it runs on, and `follow` can pick it up). */
   cancelTurn?: boolean;
+  /** Tools the client runs, by name, offered to the model for this turn. */
+  tools?: Record<string, LocalTool>;
 }
 
-const CHAT_KEYS = ['signal', 'cancelTurn', 'turnId', 'imageData', 'resources', 'prompt'];
+const CHAT_KEYS = ['signal', 'cancelTurn', 'turnId', 'imageData', 'resources', 'prompt', 'tools'];
+
+/** The declarations and the handlers of `tools` (refused before anything is sent when one has no `run`). */
+function localTools(tools: Record<string, LocalTool> | undefined) {
+  if (tools === undefined) return undefined;
+  if (typeof tools !== 'object' || tools === null) throw inputError('chat: tools must be an object of tools by name');
+  const entries = Object.entries(tools);
+  for (const [name, t] of entries)
+    if (typeof t?.run !== 'function')
+      throw inputError(`chat: tool "${name}" needs a run function`, { field: `tools.${name}.run` });
+  return {
+    declared: entries.map(([name, t]) => ({
+      name,
+      ...(t.description !== undefined && { description: t.description }),
+      ...(t.parameters !== undefined && { parameters: t.parameters }),
+    })),
+    handlers: Object.fromEntries(entries.map(([name, t]) => [name, t.run])),
+  };
+}
 
 const newTurnId = (): string =>
   typeof crypto !== 'undefined' && 'randomUUID' in crypto
@@ -36,19 +66,26 @@ export async function* chat(
   if (typeof sessionId !== 'string' || sessionId === '') throw inputError('chat: sessionId must be a non-empty string');
   if (typeof message !== 'string') throw inputError(`chat: message must be a string, not ${typeof message}`);
   checkKeys('chat option', options, CHAT_KEYS);
-  const { signal, cancelTurn, turnId = newTurnId(), ...fields } = options;
+  const { signal, cancelTurn, turnId = newTurnId(), tools, ...fields } = options;
+  const local = localTools(tools);
   const stop = new AbortController();
   const abort = () => stop.abort(signal?.reason);
   signal?.addEventListener('abort', abort, { once: true });
   let failure: unknown;
+  const fail = (err: unknown) => {
+    failure ??= err;
+    stop.abort(err);
+  };
+  // The calls of its own tools are answered while the turn runs (questions: read once subscribed, then as they come).
+  if (local)
+    void serveClientTools(questions(ctx, sessionId, { signal: stop.signal }), local.handlers).catch((err: unknown) => {
+      if (!stop.signal.aborted) fail(err);
+    });
   const send = () => {
-    const body = { ...fields, message, sessionId, turnId };
+    const body = { ...fields, message, sessionId, turnId, ...(local && { tools: local.declared }) };
     ctx.transport
       .call({ method: 'POST', path: '/api/message', body: { json: body }, idempotent: true }, { signal: stop.signal })
-      .catch((err: unknown) => {
-        failure ??= err;
-        stop.abort(err);
-      });
+      .catch(fail);
   };
   let ended = false;
   try {

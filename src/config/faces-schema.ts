@@ -59,6 +59,8 @@ export const agUiSchema = z.strictObject({
         ),
     })
     .prefault({})
-    .describe("Tools the client runs (AG-UI's `RunAgentInput.tools`): who may declare them."),
+    .describe(
+      "Tools the client runs (AG-UI's `RunAgentInput.tools`, and the `tools` of a message over REST or WebSocket): who may declare them.",
+    ),
 });
 export type AgUiConfig = z.output<typeof agUiSchema>;

@@ -5,6 +5,7 @@ import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { McpEvents } from '../tools/index.ts';
 import type { FrontEvents } from './front-bus.ts';
 import { attachFields } from './attach.ts';
+import { declaredToolsField } from './client-tools.ts';
 
 /** The MCP bus events that become `{ event, data }` WebSocket frames, with their frame names (docs/api.md). */
 export const MCP_EVENT_FRAMES = {
@@ -40,6 +41,7 @@ export const CLIENT_FRAMES = {
     sessionId: sessionIdSchema.optional(),
     imageData: imageDataSchema.optional(),
     ...attachFields,
+    ...declaredToolsField,
   }),
   reset: z.object({ type: z.literal('reset'), sessionId: sessionIdSchema.optional() }),
   subscribe: z.object({

@@ -94,6 +94,7 @@ export function createFrontEnd(deps: FrontEndDeps) {
           ids: deps.ids,
           follower: deps.follower,
           storeId: deps.storeId,
+          clientTools: config.agUi.clientTools,
         })
       : undefined;
   const faceContext: FaceContext = {

@@ -11,6 +11,7 @@ import { parseInput } from './validate.ts';
 import { roomFor, sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
 import { replySoFarFrame, type BusEvent } from './session-frames.ts';
 import { openSeam, type Seam, type SeamDeps } from './ws-seam.ts';
+import { clientToolsOf, DEFAULT_CLIENT_TOOLS } from './client-tools.ts';
 
 /** The turn whose end a stored fact is (its `response`, its `turnFailed`), if any. */
 const turnEndedBy = ({ event: e }: SessionStoredEvent): string | undefined =>
@@ -46,7 +47,7 @@ function seamOn(
 }
 
 export function createClientFrames(
-  deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower' | 'slowReaderBytes'>,
+  deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower' | 'slowReaderBytes' | 'clientTools'>,
   sessionFrame: (e: BusEvent) => string | undefined,
   sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
 ) {
@@ -116,6 +117,7 @@ export function createClientFrames(
   const handlers: ClientFrameHandlers<FrameContext> = {
     async message({ ws, sessionId }, msg) {
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
+      const clientTools = clientToolsOf(msg.tools, ws.data.principal, deps.clientTools ?? DEFAULT_CLIENT_TOOLS);
       const { quota } = ws.data.access;
       await join(ws, sessionId);
       const attached = await resolveAttachments(msg, deps.bus);
@@ -124,6 +126,7 @@ export function createClientFrames(
         content: msg.content,
         ...(image && { image }),
         ...(attached && { attached }),
+        ...(clientTools && { clientTools }),
         ...(quota && { quota }),
       });
     },

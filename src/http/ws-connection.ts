@@ -1,4 +1,5 @@
 import type { TurnFollower } from '../agent/index.ts';
+import type { AgUiConfig } from '../config/schema.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { EndpointDeps } from './admission.ts';
 import type { Principal, Principals, SessionAccess } from '../auth/index.ts';
@@ -37,6 +38,8 @@ export interface GatewayDeps extends EndpointDeps {
   follower: Pick<TurnFollower, 'replay' | 'watchInterest' | 'unwatchInterest' | 'replySoFar'>;
   /** Sent first on every connection (`hello`). */
   storeId: () => string;
+  /** Who may declare tools the client runs in a `message` frame (`agUi.clientTools`; absent: everyone). */
+  clientTools?: AgUiConfig['clientTools'];
 }
 
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;

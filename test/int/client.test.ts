@@ -164,6 +164,60 @@ describe('AgentdClient', () => {
     expect(replies).toEqual(['first', 'second']);
   });
 
+  it('declares a tool it runs with the message; the model calls it and the reply reads its result', async () => {
+    const asked: unknown[] = [];
+    const tools = {
+      locate: {
+        description: 'Where the user is',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        run: (args: unknown) => (asked.push(args), 'Lyon, 45.76,4.84'),
+      },
+    };
+    const frames: Frame[] = [];
+    for await (const frame of client.chat('own-tools', 'where am I [[tool:locate {"city":"Lyon"}]]', { tools }))
+      frames.push(frame);
+    expect(asked).toEqual([{ city: 'Lyon' }]);
+    const events = frames.map((f) => f.event);
+    expect(events).toEqual(expect.arrayContaining(['clientToolRequested', 'clientToolResolved']));
+    const last = frames.at(-1);
+    expect(last?.event === 'response' && last.data.content).toContain('Lyon, 45.76,4.84');
+    await expect(client.chat('own-tools', 'x', { tools: { broken: {} as never } }).next()).rejects.toMatchObject({
+      code: 'CLIENT_INPUT',
+      details: { field: 'tools.broken.run' },
+    });
+  });
+
+  it('refuses tools a message declares when the policy leaves its principal out, and malformed ones', async () => {
+    const closed = await env.apps.start(
+      { server: { ...roomyLimits, auth: { adminKey: ADMIN } }, agUi: { clientTools: { principals: ['nobody'] } } },
+      { modelUrl: env.sim.url },
+    );
+    const post = (body: unknown) =>
+      fetch(`${closed.url}/api/message-sync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { error: { code: string; details: unknown } },
+      }));
+    const refused = await post({ message: 'hi', tools: [{ name: 'locate' }] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'client_tools' } });
+    expect((await post({ message: 'hi' })).status).toBe(200);
+    await env.apps.stop(closed);
+    const twice = await fetch(`${app.url}/api/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ message: 'hi', tools: [{ name: 'a' }, { name: 'a' }] }),
+    });
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as { error: unknown }).error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { field: 'tools.1.name' },
+    });
+  });
+
   it('manages schedules and memory', async () => {
     const made = await client.api.createSchedule({
       body: { id: 'nightly', cron: '0 3 * * *', message: 'Tidy up' },

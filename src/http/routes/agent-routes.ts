@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, createToolRuns, type TurnWaiter } from '../../agent/index.ts';
 import { inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
-import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
+import { sessionIdOf, sessionNotFound, type Principal, type SessionAccess } from '../../auth/index.ts';
+import type { AgUiConfig } from '../../config/schema.ts';
 import { asNamed, sessionIdSchema, splitSessionKey, turnIdSchema, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import type { ErrorCode } from '../../errors/index.ts';
@@ -11,6 +12,7 @@ import { defineRoute, type Route } from '../route.ts';
 import { validateImage } from '../../conversation/image-data.ts';
 import { parseInput } from '../validate.ts';
 import { attachFields, resolveAttachments } from '../attach.ts';
+import { clientToolsOf, DEFAULT_CLIENT_TOOLS, declaredToolsField } from '../client-tools.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, sessionsQuery } from './session-pages.ts';
@@ -26,6 +28,7 @@ export const messageSchema = z.object({
     ),
   imageData: imageDataSchema.optional(),
   ...attachFields,
+  ...declaredToolsField,
 });
 const messageExample = { message: 'Hello', sessionId: 'default' };
 /** `message-sync` takes the message request, and may ask for more than the spec's reply (`include`). */
@@ -64,8 +67,10 @@ export const sessionParams = (params: Record<string, string>): Record<string, st
 export const ownedSession = { params: sessionParams, query: ownerQuery };
 
 /** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
-async function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess, bus: FrontEndBus) {
+async function userMessage(body: z.output<typeof messageSchema>, caller: Caller, deps: AgentRoutesDeps) {
+  const { sessions, bus } = caller;
   const image = body.imageData ? validateImage(body.imageData) : undefined;
+  const clientTools = clientToolsOf(body.tools, caller.principal, deps.clientTools ?? DEFAULT_CLIENT_TOOLS);
   const sessionId = sessions.key(body.sessionId ?? DEFAULT_SESSION);
   const attached = await resolveAttachments(body, bus);
   return {
@@ -74,9 +79,11 @@ async function userMessage(body: z.output<typeof messageSchema>, sessions: Sessi
     ...(body.turnId !== undefined && { turnId: body.turnId }),
     ...(image && { image }),
     ...(attached && { attached }),
+    ...(clientTools && { clientTools }),
     ...(sessions.quota && { quota: sessions.quota }),
   };
 }
+type Caller = { sessions: SessionAccess; bus: FrontEndBus; principal: Principal };
 
 /**
  * Under strict ownership, a session without a stored event is SESSION_NOT_FOUND (a foreign id and an unknown
@@ -117,6 +124,8 @@ export interface AgentRoutesDeps {
   waiter: TurnWaiter;
   ids: IdSource;
   clock: Clock;
+  /** Who may declare tools the client runs (`agUi.clientTools`; absent: everyone who may send). */
+  clientTools?: AgUiConfig['clientTools'];
 }
 
 /** What a message can be refused or failed with, sent and waited for or only sent. */
@@ -141,9 +150,9 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       example: messageExample,
       response: RESPONSES.messageSync,
       errors: MESSAGE_ERRORS,
-      async handler({ body, signal, sessions, bus }) {
+      async handler({ body, signal, sessions, bus, principal }) {
         const runs = body.include?.includes('tools') ? createToolRuns() : undefined;
-        const response = await deps.waiter.ask(await userMessage(body, sessions, bus), {
+        const response = await deps.waiter.ask(await userMessage(body, { sessions, bus, principal }, deps), {
           correlationId: deps.ids(),
           signal,
           ...(runs && { onFact: runs.see }),
@@ -160,8 +169,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       example: messageExample,
       response: RESPONSES.messageQueued,
       errors: MESSAGE_ERRORS,
-      async handler({ body, bus, sessions }) {
-        const message = await userMessage(body, sessions, bus);
+      async handler({ body, bus, sessions, principal }) {
+        const message = await userMessage(body, { sessions, bus, principal }, deps);
         const { turnId, duplicate } = await bus.execute('agent.sendMessage', message);
         // The spec's answer; a caller that named its turn hears it back, and whether it was a retry.
         return reply({

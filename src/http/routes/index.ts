@@ -40,7 +40,7 @@ const metricsRoute = (metrics: Metrics): Route => ({
 export function createRoutes(deps: RoutesDeps): Route[] {
   const table: Route[] = [
     ...systemRoutes(deps),
-    ...agentRoutes(deps),
+    ...agentRoutes({ ...deps, ...(deps.config && { clientTools: deps.config.agUi.clientTools }) }),
     // The approvals' pair stands with the session routes, where it always stood; the other families' follow questionRoutes'.
     ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
