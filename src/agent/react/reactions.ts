@@ -15,8 +15,9 @@
  *   the fact), so nothing is sent twice.
  * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact and it handles nothing more
  *   until it is tried again from there, by reading the log: before the session's next fact is handed on, at
- *   `retry()` (the store says its medium is back), or at the next open. `settled()` resolves once every fact handed on so far was handled and the checkpoint
- *   they moved is written: the session's open-turn mark, which sends a restart here, is removed only then.
+ *   `retry()` (the store says its medium is back), or at the next open. `settled()` resolves once every fact handed
+ *   on so far was handled and the checkpoint they moved is written: the session's open-turn mark, which sends a
+ *   restart here, is removed only then.
  */
 import { z } from 'zod';
 import type { Logger } from '../../log/index.ts';
