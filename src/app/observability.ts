@@ -4,7 +4,8 @@
  */
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import type { RequestOutcome } from '../llm/index.ts';
+import type { RequestFor, RequestOutcome } from '../llm/index.ts';
+import { splitSessionKey } from '../session-id.ts';
 import { createMetrics } from '../metrics/index.ts';
 import { createTracing, tracingWanted, type SpanExporter } from '../tracing/index.ts';
 import type { AppBus } from './types.ts';
@@ -28,10 +29,12 @@ export function createObservability(
         )
       : undefined;
   const unwatchTraces = tracing?.watchBus(bus);
-  const observe = (turnId: string | undefined) => {
+  const observe = ({ turnId, sessionId }: RequestFor) => {
     const endSpan = tracing?.modelRequest(turnId);
+    const principal = sessionId === undefined ? undefined : splitSessionKey(sessionId).owner;
     return (outcome: RequestOutcome) => {
       metrics.modelRequest(outcome.ok, outcome.retries, outcome.usage);
+      if (outcome.usage?.cost) metrics.modelCost(outcome.model, principal, outcome.usage.cost);
       endSpan?.(outcome);
     };
   };

@@ -1,6 +1,7 @@
 /** `llm`: which model, over which API, with which bounds, compaction, budgets and fallbacks. */
 import { z } from 'zod';
 import { optionalPositiveInt, positiveInt } from './numbers.ts';
+import { pricingSchema } from './pricing-schema.ts';
 
 /** `llm.maxEventBytes`' default: far above any model event, far below what would strain the process. */
 export const DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024;
@@ -123,6 +124,7 @@ export const llmSchema = z.strictObject({
     .describe(
       "Models tried in order when the current one fails with an overload, an outage or a rate limit past its retries (never on a rejected key or request). Each failed attempt is kept in the turn (`fallbacks` of the step that answered); the `response` names the model that answered. Bounds, compaction and budgets are the primary's.",
     ),
+  pricing: pricingSchema,
   maxIterations: positiveInt(20).describe(
     'Model steps in one turn; a turn that keeps calling tools ends with a clear final message.',
   ),

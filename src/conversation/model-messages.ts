@@ -1,6 +1,6 @@
 /** The conversation as a chat model speaks it: messages, tool calls, usage and completed steps. */
 import type { z } from 'zod';
-import type { fallbacks, image, toolCallRequest, usage } from './session-event-fields.ts';
+import type { fallbacks, image, stepCost, toolCallRequest, usage } from './session-event-fields.ts';
 
 /** The model APIs agentd speaks (src/llm): OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
 export const MODEL_APIS = ['chat', 'responses', 'messages'] as const;
@@ -55,6 +55,8 @@ export interface ToolDefinition {
 
 /** `promptTokens`: every input token, those read from (`cachedTokens`) and written to (`cacheWriteTokens`) the provider's prompt cache included. */
 export type Usage = z.output<typeof usage>;
+/** What one model step cost (`usage.cost`). */
+export type StepCost = z.output<typeof stepCost>;
 
 /** A model that failed before another answered (llm.fallback). */
 export type ModelAttempt = NonNullable<z.output<typeof fallbacks>>[number];

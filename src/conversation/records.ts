@@ -3,7 +3,7 @@
  * No defaults, no transforms (what a producer builds is what the wire carries); optional fields are absent, never `undefined`.
  */
 import { z } from 'zod';
-import { elicitationContent } from './session-event-fields.ts';
+import { costTotals, elicitationContent } from './session-event-fields.ts';
 
 export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 
@@ -94,6 +94,12 @@ const usageRecord = z.object({
     .int()
     .exactOptional()
     .describe("Prompt tokens written to the provider's prompt cache (part of promptTokens)"),
+  reasoningTokens: z.number().int().exactOptional().describe('Reasoning tokens (part of completionTokens)'),
+  costs: costTotals
+    .exactOptional()
+    .describe(
+      'What the priced steps cost, summed per currency (`[{ amount, currency }]`); absent when none was priced',
+    ),
 });
 
 /** A session as listed; a session not in memory has its usage read off its latest event that carries the totals. */
@@ -107,7 +113,7 @@ export const sessionSummary = z.object({
   usage: usageRecord
     .exactOptional()
     .describe(
-      'Model tokens of every step of the session so far (summaries included); absent for a session whose log predates usage totals',
+      'Model tokens (and their cost) of every step of the session so far (summaries included); absent for a session whose log predates usage totals',
     ),
 });
 

@@ -3,13 +3,30 @@ import { z } from 'zod';
 
 export const turnId = z.string();
 export const image = z.object({ mimeType: z.string(), base64: z.string() });
-/** Model usage of a step; cached and cache-write tokens are already counted in `promptTokens`. */
+/** Where a step's cost comes from: the provider's own figure, the bundled price table, or `llm.pricing`. */
+export const COST_SOURCES = ['provider', 'table', 'config'] as const;
+/** What one model step cost, in `currency` (ISO 4217). */
+export const stepCost = z.object({
+  amount: z.number().nonnegative(),
+  currency: z.string(),
+  source: z.enum(COST_SOURCES),
+});
+/** Costs summed per currency (a session's totals). */
+export const costTotals = z.array(z.object({ amount: z.number().nonnegative(), currency: z.string() }));
+/**
+ * Model usage of a step, or a session's totals; cached and cache-write tokens are already counted in
+ * `promptTokens`, reasoning tokens in `completionTokens`. A step has `cost` when its model is priced; totals
+ * have `costs` (one per currency) once a priced step is among them. Both optional: logs without them read as before.
+ */
 export const usage = z.object({
   promptTokens: z.number(),
   completionTokens: z.number(),
   totalTokens: z.number(),
   cachedTokens: z.number().exactOptional(),
   cacheWriteTokens: z.number().exactOptional(),
+  reasoningTokens: z.number().exactOptional(),
+  cost: stepCost.exactOptional(),
+  costs: costTotals.exactOptional(),
 });
 /** The models (llm.fallback) that failed before the one named in `model` answered. */
 export const fallbacks = z

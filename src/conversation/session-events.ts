@@ -5,7 +5,9 @@
  *   the six question types of v2 and v3, are upcast) and refuse the rest. A new event type joins the current version; a changed shape is a new version.
  * - `toolResult.result` is the frame's, `text` the model's; `response.content` joins every step's text, `text` is the last's.
  * - Usage sits on `assistantStep`, `response`, `contextCompacted` (their sum is the session's cost; `usageTotal` on
- *   the latest is its total) and `serverSampled`.
+ *   the latest is its total) and `serverSampled`; a priced step's usage has its `cost`, totals their `costs`.
+ * - An added optional field (usage's `reasoningTokens`, `cost`, `costs`; `fallbacks`) is no new version: a log
+ *   without it reads as it did, and nothing it had changes meaning.
  * - `messageQueued` (no frame) is started by its turn's `userMessage`, dropped by its `turnFailed` or a `reset`;
  *   still queued when the session reopens, it runs.
  * - `contextCompacted` shrinks the history as a fact (nothing rewritten); a reader rebuilds from its `readFrom`.

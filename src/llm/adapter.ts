@@ -106,16 +106,18 @@ export abstract class TextFolder {
   }
 }
 
-/** A usage record from its parts (cache figures only when the provider gave them). */
+/** A usage record from its parts (cache and reasoning figures only when the provider gave them). */
 export function usageOf(
   promptTokens: number,
   completionTokens: number,
-  cachedTokens?: number,
-  cacheWriteTokens?: number,
+  cachedTokens?: number | null,
+  cacheWriteTokens?: number | null,
+  reasoningTokens?: number | null,
 ): Usage {
   const usage: Usage = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
   if (cachedTokens) usage.cachedTokens = cachedTokens;
   if (cacheWriteTokens) usage.cacheWriteTokens = cacheWriteTokens;
+  if (reasoningTokens) usage.reasoningTokens = reasoningTokens;
   return usage;
 }
 

@@ -52,15 +52,23 @@ import { isAppError } from '../errors/index.ts';
 import { chatAdapter } from './chat-adapter.ts';
 import { messagesAdapter } from './messages-adapter.ts';
 import { apiOf, contextLimitsOf, resolveProvider } from './providers.ts';
+import { createPricer } from './pricing.ts';
 import { responsesAdapter } from './responses-adapter.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
-/** How one model request ended. */
+/** How one model request ended; `model` is the model asked (the one that answered, when ok). */
 export interface RequestOutcome {
   ok: boolean;
   retries: number;
+  model: string;
   usage?: Usage | undefined;
   error?: string | undefined;
+}
+
+/** Whom a model request is for: its turn and session (the session key names the principal). */
+export interface RequestFor {
+  turnId?: string | undefined;
+  sessionId?: string | undefined;
 }
 
 export interface LlmDeps {
@@ -72,14 +80,14 @@ export interface LlmDeps {
   /** Retry jitter, uniform in [0, 1) (default Math.random). */
   random?: () => number;
   /** Told when each model request starts; the returned function when it ends (after its retries). For metrics and traces. */
-  observe?: (turnId: string | undefined) => (outcome: RequestOutcome) => void;
+  observe?: (request: RequestFor) => (outcome: RequestOutcome) => void;
 }
 
 /** The adapter of each API; a model's is `llm.api`, else its provider's default (apiOf). */
 const ADAPTERS = { chat: chatAdapter, responses: responsesAdapter, messages: messagesAdapter } as const;
 
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
-export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
+export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient & { priced(model: string): boolean } {
   const { log } = deps;
   const now = () => (deps.clock ?? systemClock).now();
   const random = deps.random ?? Math.random;
@@ -108,9 +116,11 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const post = createLeanRequest(head, createHttp1Pool(proxy && { proxy }));
 
   const attempt = createAttempt({ post, adapter, maxEventBytes: llm.maxEventBytes, newId });
+  const pricer = createPricer(llm.pricing, resolved.provider, resolved.baseURL);
 
   return {
     model: llm.model,
+    priced: pricer.priced,
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
@@ -125,7 +135,8 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
           request.onText?.(delta);
         });
 
-      const observed = deps.observe?.(request.turnId);
+      const told = deps.observe?.({ turnId: request.turnId, sessionId: request.sessionId });
+      const observed = told && ((outcome: Omit<RequestOutcome, 'model'>) => told({ ...outcome, model }));
       const controller = new AbortController();
       let ended: 'aborted' | 'timed out' | 'stalled' | 'too long' | undefined;
       const stop = (why: NonNullable<typeof ended>): void => {
@@ -154,6 +165,8 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
           try {
             watch(0);
             const step = await attempt(body, controller.signal, onText, watch);
+            const cost = step.usage && pricer.cost(model, step.usage);
+            if (cost) step.usage!.cost = cost;
             // A reply the content filter withheld whole is a failure the user is told about, not an empty answer.
             if (step.finishReason === 'content_filter' && step.text === '' && step.toolCalls.length === 0) {
               observed?.({ ok: false, retries, usage: step.usage, error: 'content_filter' });

@@ -56,7 +56,6 @@ export function fallbackConfig(primary: LlmConfig, entry: LlmFallbackConfig): Ll
 /** The client of `llm` (with its fallbacks); throws AppError('AGENT_ERROR') when a model lacks its key or endpoint. */
 export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const primary = createModelClient(llm, deps);
-  if (llm.fallback.length === 0) return primary;
   const chain = [
     { client: primary, provider: llm.provider as string },
     ...llm.fallback.map((entry) => {
@@ -64,6 +63,8 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       return { client: createModelClient(config, deps), provider: config.provider };
     }),
   ];
+  warnUnpriced(chain, llm.compaction.model, deps);
+  if (llm.fallback.length === 0) return primary;
   return {
     model: llm.model,
     async complete(request: ModelRequest) {
@@ -113,4 +114,19 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       throw new Error('unreachable: the fallback chain is never empty');
     },
   };
+}
+
+/** One warning at start naming the models whose steps get no cost (their usage shows without one). */
+function warnUnpriced(
+  chain: { client: ReturnType<typeof createModelClient>; provider: string }[],
+  summaryModel: string | undefined,
+  deps: LlmDeps,
+): void {
+  const models = chain.filter(({ client }) => !client.priced(client.model)).map(({ client }) => client.model);
+  if (summaryModel !== undefined && !chain[0]!.client.priced(summaryModel)) models.push(summaryModel);
+  if (models.length > 0)
+    deps.log.warn(
+      { models: [...new Set(models)] },
+      'no price for these models: their usage has no cost (set llm.pricing, see docs/models.md)',
+    );
 }

@@ -1,3 +1,3 @@
 /** Public face of the model client: the LlmClient (types.ts) of `llm` with its fallbacks. */
-export type { LlmDeps, RequestOutcome } from './client.ts';
+export type { LlmDeps, RequestFor, RequestOutcome } from './client.ts';
 export { createLlmClient, fallbackConfig } from './fallback.ts';

@@ -67,6 +67,7 @@ interface ResponseUsage {
   output_tokens: number;
   total_tokens?: number;
   input_tokens_details?: { cached_tokens?: number } | null;
+  output_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
 interface OutputItem {
@@ -214,7 +215,13 @@ class ResponsesFolder extends TextFolder implements StepFolder {
     const u = this.end?.usage;
     if (u)
       step.usage = {
-        ...usageOf(u.input_tokens, u.output_tokens, u.input_tokens_details?.cached_tokens),
+        ...usageOf(
+          u.input_tokens,
+          u.output_tokens,
+          u.input_tokens_details?.cached_tokens,
+          undefined,
+          u.output_tokens_details?.reasoning_tokens,
+        ),
         totalTokens: u.total_tokens ?? u.input_tokens + u.output_tokens,
       };
     const text = this.thought || this.summaries;

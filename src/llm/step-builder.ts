@@ -16,10 +16,21 @@ export interface ChatReasoning {
 
 export const reasoningOf = (m: ChatReasoning): string => m.reasoning_content || m.reasoning || '';
 
-/** The step's usage from a chat `usage` object (cached tokens from `prompt_tokens_details`). */
-export function chatUsage(u: CompletionUsage): ReturnType<typeof usageOf> {
-  const usage = usageOf(u.prompt_tokens, u.completion_tokens, u.prompt_tokens_details?.cached_tokens ?? undefined);
+/**
+ * The step's usage from a chat `usage` object: cached tokens from `prompt_tokens_details`, reasoning tokens from
+ * `completion_tokens_details`, and the cost the provider reports itself (OpenRouter's `cost`, in USD credits).
+ */
+export function chatUsage(u: CompletionUsage & { cost?: unknown }): ReturnType<typeof usageOf> {
+  const usage = usageOf(
+    u.prompt_tokens,
+    u.completion_tokens,
+    u.prompt_tokens_details?.cached_tokens,
+    undefined,
+    u.completion_tokens_details?.reasoning_tokens,
+  );
   usage.totalTokens = u.total_tokens;
+  if (typeof u.cost === 'number' && Number.isFinite(u.cost) && u.cost >= 0)
+    usage.cost = { amount: u.cost, currency: 'USD', source: 'provider' };
   return usage;
 }
 

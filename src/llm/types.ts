@@ -17,6 +17,8 @@ export interface ModelRequest {
   onText?: (delta: string) => void;
   /** The turn the request belongs to (told to observers: metrics, traces). */
   turnId?: string;
+  /** The session (its key, whose owner is the principal) the request is for (told to observers: cost metrics). */
+  sessionId?: string;
   /** Another model on the same endpoint (default: the configured one), e.g. for summaries. */
   model?: string;
   /** `max_tokens` of the request (absent: none sent, the endpoint's default). */

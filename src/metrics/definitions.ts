@@ -35,6 +35,11 @@ export function defineMetrics(registry: Registry) {
       'Prompt tokens read from (read) and written to (write) the provider\'s prompt cache, part of agentd_model_tokens_total{direction="in"}',
       ['kind'],
     ),
+    modelCost: counter(
+      'agentd_model_cost_total',
+      'What model steps cost (summaries and sampling included), in currency units, by model, principal (the session owner; "none" without one) and currency',
+      ['model', 'principal', 'currency'],
+    ),
     modelRequests: counter('agentd_model_requests_total', 'Model requests, by outcome', ['outcome']),
     modelRetries: counter('agentd_model_retries_total', 'Model request retries'),
     toolCalls: counter('agentd_tool_calls_total', 'Tool calls made for the model, by server, tool and outcome', [

@@ -42,6 +42,9 @@ export function createMetrics() {
         if (usage.cacheWriteTokens) m.cacheTokens.inc({ kind: 'write' }, usage.cacheWriteTokens);
       }
     },
+    /** A priced model step: its cost, counted where the request was made (once, whichever instance watches). */
+    modelCost: (model: string, principal: string | undefined, cost: { amount: number; currency: string }) =>
+      m.modelCost.inc({ model, principal: principal ?? 'none', currency: cost.currency }, cost.amount),
     /** Reads turns, chunks, tokens, tool calls and server status off the bus. Returns the unsubscribe. */
     watchBus(bus: Pick<Bus<never, AgentEvents & McpEvents>, 'on'>, clock: Clock): () => void {
       return watchBusMetrics(m, statuses, bus, clock);

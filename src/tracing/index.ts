@@ -27,6 +27,25 @@ export interface TracingOptions {
   exporter?: SpanExporter;
 }
 
+/** A step's token counts, in the GenAI conventions' attributes. */
+function usageOf(span: Span, usage: Usage | undefined): void {
+  if (!usage) return;
+  span.setAttribute('gen_ai.usage.input_tokens', usage.promptTokens);
+  span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
+}
+
+/**
+ * A priced step's cost, in the GenAI conventions' proposed attributes (semantic-conventions-genai#443): `source` is
+ * `provider` (the provider's own figure), `table` or `config` (priced here).
+ */
+function costOf(span: Span, usage: Usage | undefined): void {
+  const cost = usage?.cost;
+  if (!cost) return;
+  span.setAttribute('gen_ai.usage.cost.amount', cost.amount);
+  span.setAttribute('gen_ai.usage.cost.currency', cost.currency);
+  span.setAttribute('gen_ai.usage.cost.source', cost.source);
+}
+
 /** Whether the OTEL_* environment asks for traces. */
 export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
   const exporter = env.OTEL_TRACES_EXPORTER;
@@ -53,11 +72,6 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
     const turn = turnId === undefined ? undefined : turns.get(turnId);
     return turn ? trace.setSpan(context.active(), turn) : context.active();
   };
-  const usageOf = (span: Span, usage: Usage | undefined) => {
-    if (!usage) return;
-    span.setAttribute('gen_ai.usage.input_tokens', usage.promptTokens);
-    span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
-  };
   const fail = (span: Span, type: string, message: string) => {
     span.setAttribute('error.type', type);
     span.setStatus({ code: SpanStatusCode.ERROR, message });
@@ -80,6 +94,7 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
       );
       return (outcome: { ok: boolean; retries: number; usage?: Usage | undefined; error?: string | undefined }) => {
         usageOf(span, outcome.usage);
+        costOf(span, outcome.usage);
         if (outcome.retries > 0) span.setAttribute('agentd.model.retries', outcome.retries);
         if (!outcome.ok) fail(span, 'model_error', outcome.error ?? 'model request failed');
         span.end();

@@ -26,7 +26,7 @@ async function boot(): Promise<RunningApp> {
       storage: { type: 'jsonl', dir: env.dir },
       mcpServers: { everything: everythingStdio },
       server: roomyLimits,
-      llm: { timeoutMs: 10_000 },
+      llm: { timeoutMs: 10_000, pricing: { 'sim-model': { input: 1, output: 2 } } },
     },
     { modelUrl: env.sim.url },
   );
@@ -49,11 +49,12 @@ describe('history across a restart (JSONL store)', () => {
       Object.fromEntries((await api(app.url, 'GET', '/api/sessions')).body.sessions.map((s: any) => [s.id, s.usage]));
     const usageBefore = await usageOf(first);
     expect(usageBefore.default.totalTokens).toBeGreaterThan(usageBefore.side.totalTokens);
+    expect(usageBefore.default.costs).toEqual([{ amount: expect.any(Number), currency: 'USD' }]); // kept below
     await shutdown(first);
     expect((await readdir(env.dir)).length).toBeGreaterThanOrEqual(2);
 
     const second = await boot();
-    // Listed before any session is opened again: the totals are read off the log.
+    // Listed before any session is opened again: the totals (their costs too) are read off the log.
     expect(await usageOf(second)).toEqual(usageBefore);
     const history = await api(second.url, 'GET', '/api/sessions/default/history');
     expect(history.status).toBe(200);

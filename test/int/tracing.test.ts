@@ -59,6 +59,18 @@ describe('OpenTelemetry traces', () => {
     expect(JSON.stringify(spans.map((s) => [s.name, s.attributes]))).not.toContain(secretWords);
   });
 
+  it("puts a priced step's cost on its chat span (the proposed gen_ai.usage.cost.* attributes)", async () => {
+    exporter.reset();
+    const reply = await api(svc.url, 'POST', '/api/message-sync', { message: 'costly [[cost:0.0031]]' });
+    expect(reply.status).toBe(200);
+    const [chat] = exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat'));
+    expect(chat?.attributes).toMatchObject({
+      'gen_ai.usage.cost.amount': 0.0031,
+      'gen_ai.usage.cost.currency': 'USD',
+      'gen_ai.usage.cost.source': 'provider',
+    });
+  });
+
   it('is off by default: only the OTEL_* variables or server.tracing turn it on', () => {
     expect(tracingWanted({})).toBe(false);
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);

@@ -38,6 +38,9 @@
  *   [[image]]                 say whether the last user message had an image part, its type and size
  *   [[window:N]]              the conversation's model has a context window of N tokens (found in any
  *                             user or system message of a request, see server.ts)
+ *   [[cost:AMOUNT]]           Chat usage reports `cost: AMOUNT` (USD), as OpenRouter does, on every answer of the turn
+ *   [[cached:N]]              Chat usage reports N prompt tokens (at most all) as read from the cache
+ *                             (`prompt_tokens_details.cached_tokens`), on every answer of the turn
  *
  * A recognised name with a bad value or an unknown key is a DirectiveError (the simulator answers 400).
  */
@@ -58,7 +61,9 @@ export type Directive =
   | { kind: 'argchunk'; chars: number }
   | { kind: 'image' }
   | { kind: 'filter' }
-  | { kind: 'window'; tokens: number };
+  | { kind: 'window'; tokens: number }
+  | { kind: 'cost'; amount: number }
+  | { kind: 'cached'; tokens: number };
 
 export class DirectiveError extends Error {
   override name = 'DirectiveError';
@@ -88,6 +93,8 @@ const NAMES = new Set([
   'image',
   'filter',
   'window',
+  'cost',
+  'cached',
 ]);
 
 interface RawDirective {
@@ -277,6 +284,10 @@ function interpret(raw: RawDirective): Directive {
       if (tokens < 1) throw new DirectiveError('[[window]]: N must be at least 1');
       return { kind: 'window', tokens };
     }
+    case 'cost':
+      return { kind: 'cost', amount: num(need('AMOUNT'), 'AMOUNT', false)! };
+    case 'cached':
+      return { kind: 'cached', tokens: num(need('N'), 'N')! };
     case 'argchunk': {
       const chars = num(need('CHARS'), 'CHARS')!;
       if (chars < 1) throw new DirectiveError('[[argchunk]]: CHARS must be at least 1');

@@ -100,6 +100,12 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
         break;
       case 'window':
         break;
+      case 'cost':
+        reply.cost = d.amount;
+        break;
+      case 'cached':
+        reply.cachedTokens = d.tokens;
+        break;
     }
   }
   if (truncate && shouldFail(truncate, body, userIndex, failures, 'truncate'))

@@ -83,9 +83,13 @@ export function contextOverflowJson(window: number, tokens: number): string {
   });
 }
 
-function usageJson(body: ChatRequestBody, completionTokens: number): string {
+function usageJson(body: ChatRequestBody, completionTokens: number, reply: Reply): string {
   const prompt = promptTokens(body.messages, body.tools);
-  return `{"prompt_tokens":${prompt},"completion_tokens":${completionTokens},"total_tokens":${prompt + completionTokens}}`;
+  let extra = '';
+  if (reply.cachedTokens !== undefined)
+    extra += `,"prompt_tokens_details":{"cached_tokens":${Math.min(reply.cachedTokens, prompt)}}`;
+  if (reply.cost !== undefined) extra += `,"cost":${reply.cost}`;
+  return `{"prompt_tokens":${prompt},"completion_tokens":${completionTokens},"total_tokens":${prompt + completionTokens}${extra}}`;
 }
 
 export function argPieces(args: string, size: number): string[] {
@@ -135,7 +139,7 @@ export function renderStream(body: ChatRequestBody, reply: Reply, ctx: RenderCon
   }
   const finish = reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
   let tail = `${prefix}{},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
-  if (ctx.includeUsage) tail += `${envelope}[],"usage":${usageJson(body, pieces.length)}}\n\n`;
+  if (ctx.includeUsage) tail += `${envelope}[],"usage":${usageJson(body, pieces.length, reply)}}\n\n`;
   return { head, pieces, tail: tail + DONE };
 }
 
@@ -164,7 +168,7 @@ export function renderCompletion(body: ChatRequestBody, reply: Reply, ctx: Rende
     }));
   }
   const finish = reply.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
-  return `{"id":"${ctx.id}","object":"chat.completion","created":${ctx.created},"model":${JSON.stringify(body.model)},"system_fingerprint":"fp_simulator","choices":[{"index":0,"message":${JSON.stringify(message)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}],"usage":${usageJson(body, completionTokens)}}`;
+  return `{"id":"${ctx.id}","object":"chat.completion","created":${ctx.created},"model":${JSON.stringify(body.model)},"system_fingerprint":"fp_simulator","choices":[{"index":0,"message":${JSON.stringify(message)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}],"usage":${usageJson(body, completionTokens, reply)}}`;
 }
 
 const ERROR_KINDS: Record<number, { type: string; code: string | null; message: string }> = {

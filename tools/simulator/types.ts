@@ -101,6 +101,10 @@ export interface Reply {
   finishReason?: string;
   /** What the model reasons before it answers (streamed first, in each API's own form). */
   reasoning?: string;
+  /** Chat usage: `cost` (USD) as OpenRouter reports it. */
+  cost?: number;
+  /** Chat usage: prompt tokens read from the cache (`prompt_tokens_details.cached_tokens`, at most all). */
+  cachedTokens?: number;
 }
 
 /** Whether a streaming answer ends with a usage chunk. */

@@ -112,6 +112,14 @@ function reloadUsage() {
 
 /** @param {Usage} u */
 const usageDetail = (u) => `${tokens(u.promptTokens)} prompt + ${tokens(u.completionTokens)} completion`;
+/** What the priced steps cost, per currency (`, $0.0042`), or nothing when none was priced. @param {Usage} u */
+const spent = (u) =>
+  (u.costs ?? [])
+    .map(({ amount, currency }) =>
+      new Intl.NumberFormat('en', { style: 'currency', currency, maximumSignificantDigits: 3 }).format(amount),
+    )
+    .map((money) => `, ${money}`)
+    .join('');
 
 /**
  * Asks for the API key when the service refuses us, then starts over with it. Other failures show as
@@ -173,7 +181,7 @@ function renderSessions() {
         li.append(
           Object.assign(document.createElement('small'), {
             className: 'usage',
-            textContent: `${tokens(u.totalTokens)} tokens`,
+            textContent: `${tokens(u.totalTokens)} tokens${spent(u)}`,
             title: usageDetail(u),
           }),
         );
@@ -181,7 +189,7 @@ function renderSessions() {
     }),
   );
   const u = state.usage[current];
-  $('session-usage').textContent = u ? `Used ${tokens(u.totalTokens)} tokens (${usageDetail(u)})` : '';
+  $('session-usage').textContent = u ? `Used ${tokens(u.totalTokens)} tokens (${usageDetail(u)})${spent(u)}` : '';
 }
 
 async function loadServers() {

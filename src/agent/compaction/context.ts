@@ -53,18 +53,28 @@ export function createContextMeter() {
 }
 export type ContextMeter = ReturnType<typeof createContextMeter>;
 
-/** `a` plus `b`: every figure, the cache ones only when either has them. */
+const OPTIONAL_COUNTS = ['cachedTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
+
+/** `a`'s costs per currency with `b`'s (its step `cost` and its totals `costs`) added; undefined when neither has any. */
+function addCosts(a: Usage, b: Usage): Usage['costs'] {
+  const parts = [...(a.costs ?? []), ...(b.costs ?? []), ...(b.cost ? [b.cost] : [])];
+  if (parts.length === 0) return undefined;
+  const sums = new Map<string, number>();
+  for (const { amount, currency } of parts) sums.set(currency, (sums.get(currency) ?? 0) + amount);
+  return [...sums].map(([currency, amount]) => ({ amount: Math.round(amount * 1e12) / 1e12, currency }));
+}
+
+/** `a` plus `b` as totals: every figure, the optional ones only when either has them, costs summed per currency. */
 function addUsage(a: Usage, b: Usage | undefined): Usage {
-  if (!b) return { ...a };
   const sum: Usage = {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
+    promptTokens: a.promptTokens + (b?.promptTokens ?? 0),
+    completionTokens: a.completionTokens + (b?.completionTokens ?? 0),
+    totalTokens: a.totalTokens + (b?.totalTokens ?? 0),
   };
-  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined)
-    sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
-  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined)
-    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  for (const key of OPTIONAL_COUNTS)
+    if (a[key] !== undefined || b?.[key] !== undefined) sum[key] = (a[key] ?? 0) + (b?.[key] ?? 0);
+  const costs = addCosts(a, b ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 });
+  if (costs) sum.costs = costs;
   return sum;
 }
 
@@ -79,8 +89,9 @@ export function applyUsage(total: Usage, e: SessionEvent): void {
           ? (e.usageTotal ?? addUsage(total, e.usage))
           : undefined;
   if (!next) return;
-  delete total.cachedTokens;
-  delete total.cacheWriteTokens;
+  for (const key of OPTIONAL_COUNTS) delete total[key];
+  delete total.costs;
+  delete total.cost;
   Object.assign(total, next);
 }
 

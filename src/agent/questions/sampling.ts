@@ -61,7 +61,14 @@ export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler
     const maxTokens =
       deps.maxOutputTokens === undefined ? request.maxTokens : Math.min(request.maxTokens, deps.maxOutputTokens);
     const signal = target.signal ? AbortSignal.any([target.signal, options.signal]) : options.signal;
-    const step = await deps.llm.complete({ messages, tools: [], maxTokens, turnId: target.turnId, signal });
+    const step = await deps.llm.complete({
+      messages,
+      tools: [],
+      maxTokens,
+      turnId: target.turnId,
+      sessionId: target.sessionId,
+      signal,
+    });
     const { sessionId, turnId, callId } = target;
     deps.log.info(
       { sessionId, turnId, callId, serverId: request.serverId, usage: step.usage },

@@ -101,6 +101,7 @@ export function createCompactor(deps: CompactorDeps) {
           tools: [],
           signal,
           model,
+          sessionId,
           ...(input.key && { turnId: input.key.turnId }),
         });
         text = step.text.trim();

@@ -171,6 +171,7 @@ export function createModelStep(
         signal,
         onText,
         turnId: input.key.turnId,
+        sessionId: input.key.sessionId,
       });
     } catch (err) {
       if (!isAppError(err) || err.details.reason !== CONTEXT_OVERFLOW) throw err;
