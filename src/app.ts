@@ -20,7 +20,6 @@ import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
 import { createRoutes } from './http/routes/index.ts';
-import { timedAppends } from './store/index.ts';
 import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
@@ -36,11 +35,10 @@ import { embedderOf, memoryOf } from './app/memory.ts';
 import { schedulesOf } from './app/schedules.ts';
 import { announcementsOf } from './app/announcements.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
-import { createStore, records } from './store/index.ts';
+import { createStore, records, timedAppends } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
-
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
