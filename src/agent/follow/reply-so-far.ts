@@ -44,8 +44,10 @@ export function createReplyTracker(bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny
     if (name === 'agent.chunk') {
       const { sessionId, turnId, seq, content } = payload as AgentFrameData['chunk'];
       const reply = replies.get(sessionId);
-      if (reply?.turnId === turnId) Object.assign(reply, { seq, content: reply.content + content });
-      else replies.set(sessionId, { sessionId, turnId, seq, content });
+      if (reply?.turnId === turnId) {
+        reply.seq = seq; // per chunk: no object made
+        reply.content += content;
+      } else replies.set(sessionId, { sessionId, turnId, seq, content });
     } else if (name === STORED_EVENT) stored(payload as SessionStoredEvent);
     else if (name === 'agent.error') {
       const { sessionId, turnId } = payload as AgentFrameData['error'];
