@@ -20,12 +20,16 @@
  *   every question the turn holds (after the facts that asked or closed them). A resumed turn (`message.resume`)
  *   announces nothing, fails its interrupted calls, runs again those safe to repeat and goes on waiting for the
  *   others; with none open it asks its next model step.
+ * - When `modelStep` answers a BudgetRequest (the step would pass a spending limit), the turn reports its `budget`
+ *   question and waits in `awaitingBudget` (tag `waitingForUser`, the same deadline delay): approved, the same step
+ *   runs again, told so (`input.budget`, with the answer's `raiseTo`); denied or unanswered by its `expiresAt`, the
+ *   turn fails with `RATE_LIMIT_EXCEEDED` (`details.reason: "budget"`). The step count does not move.
  * - When `modelStep` answers a CompactRequest, the turn compacts (`compact` stores the fact) and runs the
  *   same step once more; a failed compaction leaves the history as it was and shows in a failure's
  *   `details.compaction`. The step count does not move.
  */
 import { and, not, or, type ErrorActorEvent } from 'xstate';
-import type { ModelStepOutput, ModelStepResult } from '../src/conversation/turn-contract.ts';
+import type { BudgetRequest, ModelStepOutput, ModelStepResult } from '../src/conversation/turn-contract.ts';
 import { STEP_SEPARATOR } from '../src/conversation/turn-steps.ts';
 import { initialContext } from './turn/context.ts';
 import { turnSetup } from './turn/setup.ts';
@@ -61,12 +65,18 @@ export const turnMachine = turnSetup.createMachine({
           prefix: context.reply === '' ? '' : STEP_SEPARATOR,
           compacted: context.compaction.done,
           ...(context.message.clientTools && { clientTools: context.message.clientTools }),
+          ...(context.budget?.passed && { budget: { over: context.budget.over, raiseTo: context.budget.raiseTo } }),
         }),
         onDone: [
           {
             guard: { type: 'wantsCompaction', params: ({ event }) => event.output },
             target: 'compacting',
             actions: { type: 'recordCompactRequest', params: ({ event }) => event.output },
+          },
+          {
+            guard: { type: 'asksAboutBudget', params: ({ event }) => event.output },
+            target: 'awaitingBudget',
+            actions: { type: 'askBudget', params: ({ event }) => event.output as BudgetRequest },
           },
           {
             guard: { type: 'askedForTools', params: ({ event }) => asStep(event.output) },
@@ -124,6 +134,18 @@ export const turnMachine = turnSetup.createMachine({
       on: { ...stepEvents, QUESTION: { target: 'awaitingUser', reenter: true, actions: 'ask' } },
       after: { questionDeadline: { target: 'awaitingUser', reenter: true, actions: 'expireQuestions' } },
       always: { guard: or(['allSettled', not('waitsForUser')]), target: 'callingTools' },
+    },
+    /** The step would pass a budget: it runs once a person approves (see the contracts), else the turn fails. */
+    awaitingBudget: {
+      tags: ['waitingForUser'],
+      entry: 'awaiting',
+      on: {
+        ANSWER: [
+          { guard: and(['holdsQuestion', 'approves']), target: 'thinking', actions: ['answer', 'passBudget'] },
+          { guard: 'holdsQuestion', target: 'failed', actions: ['answer', 'refuseBudget'] },
+        ],
+      },
+      after: { questionDeadline: { target: 'failed', actions: ['expireQuestions', 'refuseBudget'] } },
     },
     responding: { entry: 'respond', type: 'final' },
     failed: { entry: 'reportFailure', type: 'final' },

@@ -110,7 +110,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
   });
   // Finished work announced (webhooks, A2A push): one outbox, one reaction to the stored facts.
-  const { outbox, webhooks, reactions } = announcementsOf(config, {
+  const { outbox, webhooks, reactions, spend } = announcementsOf(config, {
     ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
     push: () => a2aPush.target,
   });
@@ -131,7 +131,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
     ...(memory && { memory }),
-    reactions,
+    ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
   });

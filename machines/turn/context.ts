@@ -1,4 +1,5 @@
 /** What one turn holds (the turn machine's input and context), and its context at start or on resume. */
+import type { BudgetOver } from '../../src/conversation/budget-question.ts';
 import type { ModelAttempt, Usage } from '../../src/conversation/model-messages.ts';
 import { waitingOf, type WaitingQuestion } from '../../src/conversation/questions.ts';
 import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
@@ -38,6 +39,8 @@ export interface TurnContext extends TurnInput {
   error: ErrorBody | undefined;
   /** This step's compaction: whether it ran (not asked for again), why, and its error (reported if the turn fails). */
   compaction: { done: boolean; trigger: CompactRequest['compact'] | undefined; error: string | undefined };
+  /** The budget this step would pass, while its question waits, or once a person let it pass (`passed`). */
+  budget: { over: BudgetOver; passed: boolean; raiseTo?: number | undefined } | undefined;
 }
 
 export interface LastStep {
@@ -76,6 +79,7 @@ export function initialContext(input: TurnInput): TurnContext {
     capped: false,
     error: undefined,
     compaction: { done: false, trigger: undefined, error: undefined },
+    budget: undefined,
   };
   const resume = input.message.resume;
   if (!resume) return base;

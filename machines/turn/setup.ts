@@ -14,8 +14,10 @@ import {
   resultFact,
   toolResultFact,
 } from '../../src/conversation/turn-questions.ts';
+import { budgetRefusal } from '../../src/conversation/budget-question.ts';
 import type {
   AnswerEvent,
+  BudgetRequest,
   ModelStepOutput,
   ModelStepResult,
   QuestionEvent,
@@ -63,6 +65,9 @@ export const turnSetup = setup({
   },
   guards: {
     wantsCompaction: (_, output: ModelStepResult) => 'compact' in output,
+    asksAboutBudget: (_, output: ModelStepResult) => 'question' in output,
+    approves: ({ event }) =>
+      event.type === 'ANSWER' && 'decision' in event.answer && event.answer.decision === 'approve',
     askedForTools: (_, output: ModelStepOutput) => output.step.toolCalls.length > 0,
     allSettled: ({ context }) => context.pending === 0,
     capReached: ({ context }) => context.iteration >= context.maxIterations,
@@ -84,6 +89,7 @@ export const turnSetup = setup({
     }),
     beginStep: assign({
       iteration: ({ context }) => context.iteration + 1,
+      budget: undefined,
       compaction: ({ context }) => ({ done: false, trigger: context.compaction.trigger, error: undefined }),
       questions: [],
     }),
@@ -96,6 +102,25 @@ export const turnSetup = setup({
       report(enqueue, fact(context.key, askedEvent(question)));
       const questions = [...context.questions.filter((q) => q.id !== question.id), waitingOf(question)];
       enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
+    }),
+    /** The step would pass a budget: its question is asked, and the deadline armed from when it was. */
+    askBudget: enqueueActions(({ context: { key }, enqueue }, { budget, question, at }: BudgetRequest) => {
+      report(enqueue, fact(key, askedEvent(question)));
+      const questions = [waitingOf(question)];
+      enqueue.assign({ budget: { over: budget, passed: false }, questions, armedAt: at, wakeAt: earliest(questions) });
+    }),
+    passBudget: assign(({ context, event }) => {
+      assertEvent(event, 'ANSWER');
+      const raiseTo = 'raiseTo' in event.answer ? event.answer.raiseTo : undefined;
+      return { budget: context.budget && { ...context.budget, passed: true, raiseTo } };
+    }),
+    /** The budget question was denied or not answered in time: the turn fails with the budget's refusal. */
+    refuseBudget: assign(({ context, event }) => {
+      const over = context.budget?.over;
+      if (!over) return {};
+      const why =
+        event.type === 'ANSWER' ? `A person refused the step (${event.by}).` : 'No one let the step pass in time.';
+      return { error: toTurnError(budgetRefusal(over, why)) };
     }),
     recordCompactRequest: assign({
       compaction: ({ context }, output: ModelStepResult) => ({

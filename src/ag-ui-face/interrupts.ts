@@ -32,6 +32,14 @@ export function interruptOf(q: Question): Interrupt {
       responseSchema: { ...APPROVAL_RESPONSE_SCHEMA },
       metadata: { toolName: q.toolName, serverId: q.serverId, args: q.args },
     };
+  if (q.kind === 'budget')
+    return {
+      ...base,
+      reason: 'budget',
+      message: `${q.message ?? ''} Let it run?`,
+      responseSchema: { ...APPROVAL_RESPONSE_SCHEMA },
+      metadata: { budget: q.args },
+    };
   if (q.kind === 'sampling')
     return {
       ...base,

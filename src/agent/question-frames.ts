@@ -9,6 +9,7 @@
  */
 import {
   SAMPLING_TOOL_NAME,
+  BUDGET_TOOL_NAME,
   approvalToolName,
   callOfSamplingId,
   elicitationFields,
@@ -44,7 +45,8 @@ type AnsweredBy = { by: string; principal?: string };
 
 export interface QuestionFrameData {
   toolApprovalRequested: CallQuestionData;
-  toolApprovalResolved: TurnRef & AnsweredBy & { callId: string; decision: ApprovalDecision; reason?: string };
+  toolApprovalResolved: TurnRef &
+    AnsweredBy & { callId: string; decision: ApprovalDecision; reason?: string; raiseTo?: number };
   /** A tool server asks the user something: a form or a URL. */
   elicitationRequested: ElicitationData;
   /** Its answer (the content typed is in the stored event only). */
@@ -61,6 +63,7 @@ type QuestionFrame = { [K in QuestionFrameName]: { event: K; data: QuestionFrame
 const ASKED = {
   approval: 'toolApprovalRequested',
   sampling: 'toolApprovalRequested',
+  budget: 'toolApprovalRequested',
   elicitation: 'elicitationRequested',
   clientTool: 'clientToolRequested',
 } as const satisfies Record<QuestionKind, QuestionFrameName>;
@@ -93,9 +96,10 @@ export function closedFrame(sessionId: string, seq: number, e: SessionEventOf<'q
   const who = e.principal !== undefined && { principal: e.principal };
   if ('decision' in a) {
     const reason = a.reason !== undefined && { reason: a.reason };
+    const raise = a.raiseTo !== undefined && { raiseTo: a.raiseTo };
     return {
       event: 'toolApprovalResolved',
-      data: { callId: id, decision: a.decision, by, ...who, ...reason, sessionId, turnId, seq },
+      data: { callId: id, decision: a.decision, by, ...who, ...reason, ...raise, sessionId, turnId, seq },
     };
   }
   if ('action' in a)
@@ -116,6 +120,8 @@ export function questionOfFrame(frame: { event: string; data: object }): Questio
   const { sessionId, turnId, callId: id, toolName, serverId, args, expiresAt } = f.data;
   if (f.event === 'toolApprovalRequested' && toolName === SAMPLING_TOOL_NAME)
     return { id, kind: 'sampling', sessionId, turnId, callId: callOfSamplingId(id), serverId, args, expiresAt };
+  if (f.event === 'toolApprovalRequested' && toolName === BUDGET_TOOL_NAME)
+    return { id, kind: 'budget', sessionId, turnId, callId: id, serverId, args, expiresAt };
   const kind = f.event === 'clientToolRequested' ? 'clientTool' : 'approval';
   return { id, kind, sessionId, turnId, callId: id, serverId, toolName, args, expiresAt };
 }

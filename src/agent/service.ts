@@ -25,6 +25,7 @@ import type { SessionDeps } from './session/types.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
+import type { SpendPort } from './session/spend-check.ts';
 import { isSessionKey, splitSessionKey } from '../session-id.ts';
 
 /** `orphanedTurnReason`: set where another instance may have died; `resumeTurns`: the bound on resuming a turn. */
@@ -48,6 +49,8 @@ export interface AgentServiceOptions extends Pick<
   memory?: MemoryService;
   /** What reacts to stored facts (webhooks, A2A push), with its checkpoints on the sessions' medium (src/agent/react). */
   reactions?: Reactions;
+  /** Spending limits (`budgets`, src/spend), checked before each model step. */
+  spend?: SpendPort;
   /**
    * Where several instances share the store (Redis): this instance's fencing token for a session whose lease it holds
    * (undefined: it holds none). A session takes its token as it opens; its writes carry it (SessionDeps `fence`).
@@ -144,10 +147,7 @@ export function createAgentService(opts: AgentServiceOptions) {
   const validate = createArgsValidator(log);
   const memory = agentMemory(opts.memory, config, log);
   const { listTools, callTool } = createToolPort({
-    bus,
-    llm,
-    log,
-    clock,
+    ...{ bus, llm, log, clock },
     maxOutputTokens: config.llm.maxOutputTokens,
     ...(memory && { memory }),
   });
@@ -189,6 +189,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         factsOnBus: factsOnBus(bus, sessionId),
         storage,
         ...(opts.reactions && { reactions: opts.reactions.forSession(sessionId) }),
+        ...(opts.spend && { spend: opts.spend }),
         ...(opts.fenceOf && {
           fence: opts.fenceOf(sessionId) ?? 0, // no lease: 0, a token no store accepts
           fenced: () => void sessions.closeSession(sessionId, 'moved', { abandonLog: true }),

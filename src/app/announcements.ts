@@ -1,12 +1,14 @@
 /**
  * createApp's announcements of finished work (webhooks, A2A push): one outbox on the sessions' record store, the
  * webhooks' service and dispatcher (which sends both kinds), and the reactions that hand them each stored fact
- * (src/agent/react: caught up from their checkpoints when a session opens).
+ * (src/agent/react: caught up from their checkpoints when a session opens); the spend ledger is one of them.
  */
 import { createReactions } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
+import type { AgentConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { records } from '../store/index.ts';
+import { spendOf } from './spend.ts';
 import {
   createOutboxStore,
   createWebhookService,
@@ -17,7 +19,7 @@ import {
 type WebhookDeps = Parameters<typeof createWebhookService>[0];
 
 export function announcementsOf(
-  config: WebhookDeps['config'],
+  config: WebhookDeps['config'] & Pick<AgentConfig, 'budgets'>,
   deps: {
     bus: WebhookDeps['bus'];
     records: records.RecordStore;
@@ -39,11 +41,12 @@ export function announcementsOf(
     ...{ config, bus: deps.bus, outbox, clock: deps.clock, log },
     ...{ addSecret: deps.addSecret, push: deps.push, ...(metrics && { metrics }) },
   });
+  const spend = spendOf(config, deps);
   const reactions = createReactions({
-    reactions: [webhooks.reaction],
+    reactions: [webhooks.reaction, spend.reaction],
     records: deps.records,
     log: deps.log.child({ component: 'reactions' }),
     now: () => deps.clock.now(),
   });
-  return { outbox, webhooks, reactions };
+  return { outbox, webhooks, reactions, spend };
 }

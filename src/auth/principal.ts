@@ -25,8 +25,15 @@ export const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(AUTH_SCOPES);
 export const isScopeName = (value: unknown): value is ScopeName =>
   typeof value === 'string' && (AUTH_SCOPES as readonly string[]).includes(value);
 
-/** What carried an answer (`by`: `rest`, `websocket`, ...) and who gave it: a signed-in caller's name, none for `anonymous`. */
-export const answeredVia = (by: string, principal: Principal): { by: string; principal: string | undefined } => ({
+/**
+ * What carried an answer (`by`: `rest`, `websocket`, ...) and who gave it: a signed-in caller's name, none for
+ * `anonymous`; and whether it is an admin (who alone may answer budget questions by default).
+ */
+export const answeredVia = (
+  by: string,
+  principal: Principal,
+): { by: string; principal: string | undefined; admin: boolean } => ({
   by,
   principal: principal.via === 'anonymous' ? undefined : principal.name,
+  admin: hasScope(principal, 'admin'),
 });

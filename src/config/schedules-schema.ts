@@ -11,7 +11,7 @@ export const scheduleIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, "_", "." or "-"');
 
-const validZone = (zone: string): boolean => {
+export const validZone = (zone: string): boolean => {
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
     return true;

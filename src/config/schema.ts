@@ -4,6 +4,7 @@ import { a2aSchema, agUiSchema } from './faces-schema.ts';
 export type { AgUiConfig } from './faces-schema.ts';
 import { llmSchema } from './llm-schema.ts';
 import { memorySchema } from './memory-schema.ts';
+import { budgetsSchema } from './budgets-schema.ts';
 import type { limitsSchema } from './limits-schema.ts';
 import { serverSchema, type corsSchema } from './server-schema.ts';
 import { storageSchema } from './storage-schema.ts';
@@ -25,6 +26,7 @@ export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provide
 
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
 export { type MemoryConfig } from './memory-schema.ts';
+export { type BudgetsConfig, type BudgetLimits } from './budgets-schema.ts';
 export { scheduleSchema, scheduleIdSchema, type ScheduleConfig, type ScheduleInput } from './schedules-schema.ts';
 export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
 export { type DeliveriesLimits } from './deliveries-schema.ts';
@@ -86,6 +88,7 @@ export const agentConfigSchema = z
     ),
     storage: storageSchema.prefault({ type: 'jsonl' }).describe('Where session logs are kept.'),
     memory: memorySchema,
+    budgets: budgetsSchema,
     server: serverSchema
       .prefault({})
       .describe('The network service: address, CORS, limits, credentials, inspection, tracing and the MCP face.'),

@@ -27,6 +27,9 @@ export type { ApprovalReply, ClientToolReply, ElicitationReply, Question, Questi
 /** The tool name a sampling request is shown under among a session's approvals (the wire's; never stored). */
 export const SAMPLING_TOOL_NAME = 'sampling/createMessage';
 const SAMPLING_MARK = '~sampling-';
+/** The tool name and server a budget question is shown under among a session's approvals (src/spend). */
+export const BUDGET_TOOL_NAME = 'agentd/budget';
+export const BUDGET_SERVER_ID = 'agentd';
 /**
  * The id of a sampling request of call `callId` (`suffix`: 8 random hex digits), as the wire documents it: its
  * approval frame names no call but this id, so a face reads the call back from it ({@link callOfSamplingId}).
@@ -50,6 +53,8 @@ export interface AnswerCommand {
   answer: AnswerInput;
   by: string;
   principal?: string | undefined;
+  /** Whether the caller has the admin scope (false: a budget question may refuse it); unknown when absent. */
+  admin?: boolean | undefined;
 }
 
 /** Which answers a question takes, and which routes and error codes address it. */
@@ -60,6 +65,8 @@ export const QUESTION_KINDS: Record<QuestionKind, { family: QuestionFamily; surv
   elicitation: { family: 'elicitation', survivesRestart: false },
   sampling: { family: 'approval', survivesRestart: false },
   clientTool: { family: 'clientTool', survivesRestart: true },
+  // Closed by a restart: the resumed turn's step checks its budget again (and asks again when still past it).
+  budget: { family: 'approval', survivesRestart: false },
 };
 
 export const familyOf = (answer: QuestionAnswer | AnswerInput): QuestionFamily =>
@@ -104,7 +111,7 @@ function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
 
 /** The tool name a question about a call is shown under (a sampling request's: the wire's). */
 export const approvalToolName = (q: Pick<Question, 'kind' | 'toolName'>): string =>
-  q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
+  q.kind === 'sampling' ? SAMPLING_TOOL_NAME : q.kind === 'budget' ? BUDGET_TOOL_NAME : (q.toolName ?? '');
 
 /** The stored event that asks `q` (its session is the log's). */
 export function askedEvent(q: Omit<Question, 'sessionId'> & { sessionId?: string }): SessionEvent {

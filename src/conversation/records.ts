@@ -130,8 +130,11 @@ export const compactionResult = z.object({
 export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
-/** A tool call's approval, a tool server's question (form or URL) or sampling request, or a client tool call's result. */
-export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
+/**
+ * A tool call's approval, a tool server's question (form or URL) or sampling request, a client tool call's result, or
+ * a model step past a spending limit (`budget`, answered as an approval).
+ */
+export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool', 'budget']);
 export type QuestionKind = z.output<typeof questionKind>;
 
 /** A question waiting for a person: the one shape every face maps; faces answer it by `id`. */
@@ -159,8 +162,10 @@ export const question = z.object({
   args: z
     .unknown()
     .exactOptional()
-    .describe("approval, clientTool: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
-  message: z.string().exactOptional().describe("elicitation: the server's question"),
+    .describe(
+      "approval, clientTool: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`; budget: `{ principal, budget, limit, used, estimate, currency, resetTime? }`",
+    ),
+  message: z.string().exactOptional().describe("elicitation: the server's question; budget: what would be passed"),
   mode: z.enum(['form', 'url']).exactOptional().describe('elicitation: a form to fill in or a URL to open'),
   requestedSchema: z
     .record(z.string(), z.unknown())
@@ -177,7 +182,12 @@ export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
 export type ElicitationAction = z.output<typeof elicitationAction>;
 
 /** The answers a question takes, one per family of kinds (questions.ts `QUESTION_KINDS`): what is stored and replayed. */
-export const approvalReply = z.object({ decision: approvalDecision, reason: z.string().exactOptional() });
+export const approvalReply = z.object({
+  decision: approvalDecision,
+  reason: z.string().exactOptional(),
+  /** budget questions only: approve, and raise the budget's limit for its period to this amount. */
+  raiseTo: z.number().positive().finite().exactOptional(),
+});
 export type ApprovalReply = z.output<typeof approvalReply>;
 /** `content` only when a form was accepted (never in a frame). */
 export const elicitationReply = z.object({ action: elicitationAction, content: elicitationContent.exactOptional() });

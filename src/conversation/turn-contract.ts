@@ -1,4 +1,5 @@
 /** The contract between the session and turn machines and their owner (src/agent/session/session.ts). */
+import type { BudgetOver } from './budget-question.ts';
 import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { Question, QuestionAnswer } from './questions.ts';
@@ -92,6 +93,8 @@ export interface ModelStepInput {
   compacted: boolean;
   /** The turn's client tools (its message's), offered beside the tool servers'. */
   clientTools?: readonly ClientTool[];
+  /** A person let this step pass the budget it was about to pass (`raiseTo`: and raised its limit to that). */
+  budget?: { over: BudgetOver; raiseTo?: number | undefined };
 }
 
 /** A model step's answer when the history must be compacted first; the turn compacts, then runs the step again (once). */
@@ -99,8 +102,16 @@ export interface CompactRequest {
   compact: Exclude<CompactionTrigger, 'manual'>;
 }
 
-/** What the model step actor answers: a completed step, or a request to compact first. */
-export type ModelStepResult = ModelStepOutput | CompactRequest;
+/** A model step's answer when it would pass a budget: the turn asks `question` (kind `budget`) before it runs again. */
+export interface BudgetRequest {
+  budget: BudgetOver;
+  question: Question;
+  /** When it was asked (the clock's ms). */
+  at: number;
+}
+
+/** What the model step actor answers: a completed step, or a request to compact (or to ask about a budget) first. */
+export type ModelStepResult = ModelStepOutput | CompactRequest | BudgetRequest;
 
 export interface CompactInput {
   /** The turn it runs in; absent for a compaction asked for between turns. */

@@ -62,6 +62,8 @@ export const CLIENT_FRAMES = {
     callId: z.string().min(1).max(200),
     decision: approvalDecision,
     reason: z.string().max(2000).optional(),
+    /** A budget question only: approve and raise the budget's limit for its period to this amount. */
+    raiseTo: z.number().positive().finite().optional(),
   }),
   /** Answers a tool server's question (elicitation) of one's own session; `content` is checked against its schema. */
   elicitation: z.object({

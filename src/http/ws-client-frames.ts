@@ -150,8 +150,9 @@ export function createClientFrames(
     unsubscribe({ ws, sessionId }) {
       if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);
     },
-    approval(context, { callId, decision, reason }) {
-      return answer(context, callId, { decision, ...(reason !== undefined && { reason }) });
+    approval(context, { callId, decision, reason, raiseTo }) {
+      const extra = { ...(reason !== undefined && { reason }), ...(raiseTo !== undefined && { raiseTo }) };
+      return answer(context, callId, { decision, ...extra });
     },
     elicitation(context, { id, action, content }) {
       return answer(context, id, { action, ...(content !== undefined && { content }) });

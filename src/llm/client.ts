@@ -54,7 +54,7 @@ import { messagesAdapter } from './messages-adapter.ts';
 import { apiOf, contextLimitsOf, resolveProvider } from './providers.ts';
 import { createPricer } from './pricing.ts';
 import { responsesAdapter } from './responses-adapter.ts';
-import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
+import type { LlmClient, ModelRequest, ModelStep, StepCost, Usage } from './types.ts';
 
 /** How one model request ended; `model` is the model asked (the one that answered, when ok). */
 export interface RequestOutcome {
@@ -86,8 +86,11 @@ export interface LlmDeps {
 /** The adapter of each API; a model's is `llm.api`, else its provider's default (apiOf). */
 const ADAPTERS = { chat: chatAdapter, responses: responsesAdapter, messages: messagesAdapter } as const;
 
+/** A model's client that says what its steps cost. */
+export type PricedClient = LlmClient & { priced(model: string): boolean; price(usage: Usage): StepCost | undefined };
+
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
-export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient & { priced(model: string): boolean } {
+export function createModelClient(llm: LlmConfig, deps: LlmDeps): PricedClient {
   const { log } = deps;
   const now = () => (deps.clock ?? systemClock).now();
   const random = deps.random ?? Math.random;
@@ -121,6 +124,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient & { 
   return {
     model: llm.model,
     priced: pricer.priced,
+    price: (usage) => pricer.cost(llm.model, usage),
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();

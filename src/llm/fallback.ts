@@ -67,6 +67,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   if (llm.fallback.length === 0) return primary;
   return {
     model: llm.model,
+    price: (usage) => primary.price(usage),
     async complete(request: ModelRequest) {
       const fallbacks: ModelAttempt[] = [];
       let streamed = false;

@@ -1,5 +1,5 @@
 /** The model port: what the agent needs from any OpenAI-compatible chat model. */
-import type { ChatMessage, ModelStep, ToolDefinition } from '../conversation/model-messages.ts';
+import type { ChatMessage, ModelStep, StepCost, ToolDefinition, Usage } from '../conversation/model-messages.ts';
 
 export type * from '../conversation/model-messages.ts';
 
@@ -34,4 +34,6 @@ export interface LlmClient {
    * AbortError when `signal` aborts.
    */
   complete(request: ModelRequest): Promise<ModelStep>;
+  /** What a step of the primary model with `usage` would cost at its price (config, else the table); none unpriced. */
+  price?(usage: Usage): StepCost | undefined;
 }

@@ -87,6 +87,7 @@ const idle: Live = {
   held: new Set(['c1', 'sa_1', 'el_1']),
   validate,
   maxResultBytes: 1024,
+  budgetAnsweredBy: 'admin',
 };
 
 function given(...events: SessionEvent[]) {

@@ -41,6 +41,7 @@ const FACE_USES = [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 
 const APP_PARTS_USES = [
   'config',
   'memory',
+  'spend',
   'webhooks',
   'webhooksMessages',
   'bus',
@@ -171,6 +172,11 @@ export const LAYERS = {
     webhooks: {
       path: 'src/webhooks',
       uses: [...LEAVES, 'config', 'bus', 'store', 'redis', 'agent', 'toolsSpawn', 'webhooksMessages'],
+    },
+    // Spend in money: the ledger of priced steps (a reaction), the budgets checked before each model step.
+    spend: {
+      path: 'src/spend',
+      uses: [...LEAVES, 'config', 'store', 'conversation', 'memory', 'schedules', 'agentFrames', 'agentReact'],
     },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     // Schedules: turns the agent starts on a cron expression or an interval, claimed once per tick (its own store).

@@ -70,6 +70,8 @@ export interface Live {
   validate: ArgsValidator;
   /** The largest client tool result (and error) the model reads, in bytes (`toolResultMaxBytes`). */
   maxResultBytes: number;
+  /** Who may answer a budget question (`budgets.answeredBy`): an answer without `admin` is refused under `admin`. */
+  budgetAnsweredBy: 'admin' | 'principal';
 }
 
 /** What each command decides. */
@@ -147,6 +149,10 @@ function decideAnswer(
   const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
   const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
   if (ofFamily && !live.held.has(id)) throw refusal('answered', family, state.sessionId, id);
+  if (ofFamily && q.kind === 'budget' && live.budgetAnsweredBy === 'admin' && command.admin !== true)
+    throw new AppError('FORBIDDEN', 'Only an admin may answer a budget question (budgets.answeredBy: admin)', {
+      reason: 'budget_answer',
+    });
   if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live) };
   if (live.closedBy === undefined && state.closed.get(id) === family)
     throw refusal('answered', family, state.sessionId, id);
@@ -178,8 +184,14 @@ export function checkAnswer(
   input: AnswerInput,
   { validate, maxResultBytes }: Pick<Live, 'validate' | 'maxResultBytes'>,
 ): QuestionAnswer {
-  if ('decision' in input)
-    return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
+  if ('decision' in input) {
+    const { decision, reason, raiseTo } = input;
+    if (raiseTo !== undefined && (q.kind !== 'budget' || decision !== 'approve'))
+      throw new AppError('INVALID_REQUEST', '`raiseTo` answers only a budget question, with `decision: "approve"`', {
+        field: 'raiseTo',
+      });
+    return { decision, ...(reason !== undefined && { reason }), ...(raiseTo !== undefined && { raiseTo }) };
+  }
   if (!('action' in input)) {
     const cap = (text: string) => capText(text, maxResultBytes).text;
     return { content: cap(input.content), ...(input.error !== undefined && { error: cap(input.error) }) };

@@ -43,7 +43,10 @@ type CarryOut = {
   [T in Decision['type']]: (decision: Extract<Decision, { type: T }>, command: HandledCommand) => unknown;
 };
 
-export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' | 'validate' | 'maxResultBytes'>) {
+export function createHandler(
+  w: SessionWiring,
+  deps: Pick<SessionDeps, 'clock' | 'validate' | 'maxResultBytes' | 'spend'>,
+) {
   const { sessionId, actor, life } = w;
   const snapshot = () => actor.getSnapshot();
   const held = () => new Set(questionsOf(snapshot().children).map((q) => q.id));
@@ -55,6 +58,7 @@ export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' 
     held: held(),
     validate: deps.validate,
     maxResultBytes: deps.maxResultBytes,
+    budgetAnsweredBy: deps.spend?.answeredBy ?? 'admin',
   });
   const notStored = (err: unknown) =>
     isOutboxClosed(err) ? closedError(sessionId, life.closedBy ?? 'closed') : storageFailure('message', err);

@@ -21,12 +21,13 @@
  *   `threshold × window` or leaves less than `maxOutputTokens` free; and `{ compact: "overflow" }`
  *   when the provider answered a context overflow (whose window, if named, is learned). After a
  *   compaction an overflow is the step's failure (AGENT_ERROR, `details.reason: "context_overflow"`).
- * - Before the request the token budgets are checked (budget.ts): a request that would pass one
+ * - Before the request the spending limits are checked (spend-check.ts), which may answer a BudgetRequest (a
+ *   question first) or fail the step; then the token budgets (budget.ts): a request that would pass one
  *   fails the step with `details.reason: "token_budget"`; and the turn's open mark is written (`turnMarked`), so a
  *   process killed once the model was asked leaves its turn to be resumed.
  */
 import { charsOfAll, charsOfTools } from '../../conversation/token-estimate.ts';
-import type { ModelStepInput, ModelStepResult, TurnKey } from '../../conversation/turn-contract.ts';
+import type { BudgetRequest, ModelStepInput, ModelStepResult, TurnKey } from '../../conversation/turn-contract.ts';
 import type { Clock } from '../../clock.ts';
 import { isAppError } from '../../errors/index.ts';
 import { CONTEXT_OVERFLOW } from '../../llm/failures.ts';
@@ -63,6 +64,8 @@ export interface ModelStepDeps {
   onToolChars?: (chars: number) => void;
   /** Resolves once the turn's open mark is written (open-mark.ts): the model is asked after it. */
   turnMarked?: () => Promise<void>;
+  /** The spending check (spend-check.ts): a request to ask about a budget first, or none. Absent: no budgets. */
+  spendCheck?: (input: ModelStepInput, promptTokens: number) => Promise<BudgetRequest | undefined>;
 }
 
 /**
@@ -132,6 +135,12 @@ export function createModelStep(
     }
     const tools = withClientTools(await deps.listTools(), input.clientTools);
     await deps.turnMarked?.(); // the mark and the facts written beside it (the user's message) are stored
+    if (deps.spendCheck) {
+      const known = history.preview(outbox.pending()) ?? [];
+      const chars = systemPrompt.length + history.chars + charsOfAll(known) + charsOfTools(tools.map(toDefinition));
+      const asking = await deps.spendCheck(input, meter.estimate(history.messages(), chars));
+      if (asking) return asking;
+    }
     // The facts the turn reported before this step reach the outbox in the same synchronous run
     // (through the session actor's mailbox), so past the first await they are all handed in; the history and
     // what is pending are read together, with no await between them and the request.

@@ -13,6 +13,7 @@ import type { SessionReactions } from '../react/reactions.ts';
 import type { ContextSettings } from '../compaction/context.ts';
 import type { CallHost } from '../questions/call-host.ts';
 import type { ModelStepDeps } from './model-step.ts';
+import type { SpendPort } from './spend-check.ts';
 import type { StorageHealth } from './storage-health.ts';
 
 export interface SessionDeps extends Pick<
@@ -45,6 +46,8 @@ export interface SessionDeps extends Pick<
   factsOnBus?: (heard: (seq: number) => void) => () => void;
   /** What reacts to the session's stored facts (src/agent/react): caught up at open, then told of each fact. */
   reactions?: SessionReactions;
+  /** Spending limits (spend-check.ts), checked before each model step. */
+  spend?: SpendPort;
   /** Told of every append that failed and every one that succeeded (the service's health). */
   storage: StorageHealth;
   /** Redacts a failed turn's message and details before they are stored and sent. */

@@ -22,8 +22,9 @@
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
 import { createCompactRequests, createCompactor } from './compactor.ts';
-import { createContextMeter, usageView } from '../compaction/context.ts';
+import { createContextMeter, usageView, type UsageView } from '../compaction/context.ts';
 import { createBudget } from '../compaction/budget.ts';
+import { createSpendCheck } from './spend-check.ts';
 import { createAsked } from '../questions/asked.ts';
 import { createAnswerers } from './answerers.ts';
 import { callHosts } from '../questions/call-host.ts';
@@ -43,6 +44,18 @@ export interface SessionLife {
 }
 
 export type SessionWiring = ReturnType<typeof wireSession>;
+
+/** The model step's spending check, when the service has budgets (spend-check.ts). */
+function spendCheckOf(deps: SessionDeps, usage: UsageView) {
+  const { spend, reactions } = deps;
+  if (!spend) return {};
+  const check = createSpendCheck({
+    ...{ spend, llm: deps.llm, now: () => deps.clock.now(), usage: usage.current },
+    ...(reactions && { settled: () => reactions.settled() }),
+    maxOutputTokens: deps.context.maxOutputTokens,
+  });
+  return { spendCheck: check };
+}
 
 export function wireSession(deps: SessionDeps, state: SessionState) {
   const { sessionId, llm, log, clock } = deps;
@@ -106,10 +119,9 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     history: state.history,
     outbox,
     emitChunk: output.chunk,
-    meter,
-    usage,
+    ...{ meter, usage, turnMarked: mark.ready },
     onToolChars: (n) => (toolChars = n),
-    turnMarked: mark.ready,
+    ...spendCheckOf(deps, usage),
   });
   const compactions = createCompactRequests(
     createCompactor({

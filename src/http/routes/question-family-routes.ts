@@ -128,7 +128,7 @@ function familyPair<
   return { body: answer.body, errors: answer.errors, pair };
 }
 
-const APPROVAL_CODES: ErrorCode[] = ['APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED'];
+const APPROVAL_CODES: ErrorCode[] = ['APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'];
 
 /** Each family's routes, in the order the route table lists them. */
 export const FAMILY_ROUTES: Record<QuestionFamily, FamilyRoutes> = {
@@ -142,8 +142,17 @@ export const FAMILY_ROUTES: Record<QuestionFamily, FamilyRoutes> = {
       response: RESPONSES.approvals,
     },
     answer: {
-      summary: 'Approve or deny a tool call waiting for approval',
-      body: z.object({ decision: approvalDecision, reason: z.string().max(2000).exactOptional() }),
+      summary: 'Approve or deny a tool call (or a sampling request, or a step past a budget) waiting for approval',
+      body: z.object({
+        decision: approvalDecision,
+        reason: z.string().max(2000).exactOptional(),
+        raiseTo: z
+          .number()
+          .positive()
+          .finite()
+          .exactOptional()
+          .describe("A budget question only: approve, and raise the budget's limit for its period to this amount"),
+      }),
       example: { decision: 'approve' },
       errors: APPROVAL_CODES,
       toldOf: ({ decision }) => ({ decision }),

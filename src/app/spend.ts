@@ -1,0 +1,21 @@
+/**
+ * createApp's spend: the ledger of priced steps on the sessions' record store (filled by its reaction, read by the
+ * usage report) and, with `budgets`, the gate each model step passes (src/spend).
+ */
+import type { SpendPort } from '../agent/index.ts';
+import type { Clock } from '../clock.ts';
+import type { AgentConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { records } from '../store/index.ts';
+import { createBudgetGate, createLedger, spendReaction } from '../spend/index.ts';
+
+export function spendOf(
+  config: Pick<AgentConfig, 'budgets'>,
+  deps: { records: records.RecordStore; clock: Clock; log: Logger },
+) {
+  const log = deps.log.child({ component: 'spend' });
+  const ledger = createLedger(deps.records, { timeZone: config.budgets?.timeZone ?? 'UTC', log });
+  const gate: SpendPort | undefined =
+    config.budgets && createBudgetGate(config.budgets, ledger, () => deps.clock.now());
+  return { ledger, reaction: spendReaction(ledger), gate };
+}

@@ -1,0 +1,57 @@
+/**
+ * `budgets`: what a principal may spend on the model, in money, per day, per month (in `timeZone`) and per session
+ * (src/spend, docs/budgets.md). Absent: no budget is checked (every priced step is still recorded for the usage report).
+ */
+import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
+import { validZone } from './schedules-schema.ts';
+
+const amount = (what: string) =>
+  z.number().positive().finite().optional().describe(`What may be spent ${what}, in \`budgets.currency\`.`);
+
+/** One principal's limits (or everyone's default); a limit left out is no limit. */
+export const budgetLimitsSchema = z.strictObject({
+  day: amount('per day (midnight to midnight in `budgets.timeZone`)'),
+  month: amount('per calendar month (in `budgets.timeZone`)'),
+  session: amount('in one session over its whole life'),
+  hard: z
+    .boolean()
+    .optional()
+    .describe(
+      'Refuse a step past a limit at once (`429 RATE_LIMIT_EXCEEDED`, `details.reason: "budget"`) instead of asking. Default: `false`.',
+    ),
+});
+export type BudgetLimits = z.output<typeof budgetLimitsSchema>;
+
+export const budgetsSchema = z
+  .strictObject({
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code of three capital letters, e.g. USD or EUR')
+      .default('USD')
+      .describe('The currency of the limits; costs in another currency are reported but count in no budget.'),
+    timeZone: z
+      .string()
+      .refine(validZone, 'must be an IANA time zone such as UTC or Europe/Berlin')
+      .default('UTC')
+      .describe('Where a day and a month begin and end (an IANA time zone).'),
+    default: budgetLimitsSchema.prefault({}).describe('The limits of every principal `principals` does not name.'),
+    principals: z
+      .record(z.string().min(1), budgetLimitsSchema)
+      .default({})
+      .describe(
+        "Limits by principal name (a key's name, `jwt:<subject>`; `@unnamed` for callers without one); each replaces `default` whole.",
+      ),
+    answeredBy: z
+      .enum(['admin', 'principal'])
+      .default('admin')
+      .describe(
+        'Who may answer a budget question: `admin` (a caller with the admin scope) or also `principal` (the spender itself, with the `chat` scope).',
+      ),
+    timeoutMs: positiveInt(300_000).describe('A budget question left unanswered this long is refused.'),
+  })
+  .optional()
+  .describe(
+    'Spending limits per principal, per day, month and session (docs/budgets.md). A step that would pass one asks a person first (a `budget` question), or is refused when `hard`. Default: none.',
+  );
+export type BudgetsConfig = NonNullable<z.output<typeof budgetsSchema>>;

@@ -1,0 +1,117 @@
+/**
+ * The spend ledger, on the sessions' medium through the record store (shared by every instance on Redis, kept across
+ * restarts on JSONL):
+ * - **Entries** (`spend`, id `<session>#<seq>`): one per priced fact (a model step, a summary, a sampling request),
+ *   indexed by time under its principal (`by-principal`) and under `*` (`all`): what the usage report reads.
+ * - **Totals** (`spend-total`, id `<principal>|<period key>`): per principal and day and month, amounts per currency,
+ *   and `raisedTo` when a person raised that period's limit: what a budget check reads (two records, one read).
+ * - `record` writes an entry and adds it to its day's and month's totals in one commit, the entry put only where it is
+ *   absent: a fact recorded twice (a reaction run again after a crash) counts once; concurrent commits (other
+ *   instances) are retried on fresh totals. Entries and totals expire KEEP_MS after their period.
+ */
+import { z } from 'zod';
+import type { Logger } from '../log/index.ts';
+import { records } from '../store/index.ts';
+import { periodsOf, type Period } from './periods.ts';
+
+export const spendEntrySchema = z.object({
+  principal: z.string(),
+  /** The session's key (its owner and id). */
+  sessionId: z.string(),
+  turnId: z.string().optional(),
+  /** `step` (a model step of a turn), `summary` (a compaction), `sampling` (a tool server's request). */
+  kind: z.enum(['step', 'summary', 'sampling']),
+  model: z.string(),
+  /** When the fact was stored (epoch ms). */
+  at: z.number(),
+  amount: z.number().nonnegative(),
+  currency: z.string(),
+  source: z.string(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+});
+export type SpendEntry = z.output<typeof spendEntrySchema>;
+
+const totalSchema = z.object({
+  amounts: z.record(z.string(), z.number()),
+  raisedTo: z.number().positive().optional(),
+});
+export type PeriodTotal = z.output<typeof totalSchema>;
+
+/** How long entries and totals are kept after their period: 400 days (a year's report, month by month). */
+export const KEEP_MS = 400 * 86_400_000;
+const ATTEMPTS = 50;
+export const ALL_PRINCIPALS = '*';
+
+const totalId = (principal: string, period: Pick<Period, 'key'>) => `${principal}|${period.key}`;
+
+/** A session's own "period", whose total only keeps a raise of its limit (its spend is its log's). */
+const sessionPeriod = (sessionKey: string, at: number) => ({ key: `s:${sessionKey}`, endsAt: at });
+
+export function createLedger(store: records.RecordStore, options: { timeZone: string; log: Logger }) {
+  const { timeZone, log } = options;
+  const entries = records.collection(store, {
+    ns: 'spend',
+    schema: spendEntrySchema,
+    log,
+    indexes: (e) => [
+      { index: 'by-principal', group: e.principal, score: e.at },
+      { index: 'all', group: ALL_PRINCIPALS, score: e.at },
+    ],
+  });
+  const totals = records.collection(store, { ns: 'spend-total', schema: totalSchema, log });
+  const empty = (): PeriodTotal => ({ amounts: {} });
+
+  return {
+    /** Records entry `id` once (module doc): true when this call recorded it, false when it was already. */
+    async record(id: string, entry: SpendEntry): Promise<boolean> {
+      const { day, month } = periodsOf(entry.at, timeZone);
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const ids = [totalId(entry.principal, day), totalId(entry.principal, month)];
+        const kept = await totals.getMany(ids);
+        const writes = [entries.writes.put(id, entry, { ifVersion: 0, expiresAt: entry.at + KEEP_MS })];
+        [day, month].forEach((period, i) => {
+          const total = kept[i]?.value ?? empty();
+          const amounts = { ...total.amounts, [entry.currency]: (total.amounts[entry.currency] ?? 0) + entry.amount };
+          const value = { ...total, amounts };
+          const options = { ifVersion: kept[i]?.version ?? 0, expiresAt: period.endsAt + KEEP_MS };
+          writes.push(totals.writes.put(ids[i]!, value, options));
+        });
+        if (await store.commit(writes)) return true;
+        if (await entries.get(id)) return false;
+      }
+      throw new Error(`spend ledger: could not record ${id} after ${ATTEMPTS} attempts (too many concurrent writers)`);
+    },
+    /** The principal's totals of the day and the month of instant `at`, and the raise of session `sessionKey`. */
+    async totals(principal: string, at: number, sessionKey: string) {
+      const { day, month } = periodsOf(at, timeZone);
+      const session = sessionPeriod(sessionKey, at);
+      const ids = [day, month, session].map((p) => totalId(principal, p));
+      const [d, m, s] = (await totals.getMany(ids)).map((t) => t?.value ?? empty());
+      return { day: { ...d!, period: day }, month: { ...m!, period: month }, session: { ...s!, period: session } };
+    },
+    /** Raises the principal's limit for `period` (a day, a month, or a session: `s:<session key>`) to `limit`. */
+    async raise(principal: string, period: Pick<Period, 'key' | 'endsAt'>, limit: number): Promise<void> {
+      const id = totalId(principal, period);
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const kept = await totals.get(id);
+        const total = kept?.value ?? empty();
+        if ((total.raisedTo ?? 0) >= limit) return;
+        const value = { ...total, raisedTo: limit };
+        if (await totals.put(id, value, { ifVersion: kept?.version ?? 0, expiresAt: period.endsAt + KEEP_MS })) return;
+      }
+      throw new Error(`spend ledger: could not raise ${id} (too many concurrent writers)`);
+    },
+    /** Entries of `principal` (ALL_PRINCIPALS: everyone's) stored in [from, to], oldest first. */
+    entries: (principal: string, from: number, to: number, limit?: number) =>
+      entries.query({
+        index: principal === ALL_PRINCIPALS ? 'all' : 'by-principal',
+        group: principal,
+        min: from,
+        max: to,
+        ...(limit !== undefined && { limit }),
+      }),
+  };
+}
+
+export type Ledger = ReturnType<typeof createLedger>;

@@ -1,0 +1,126 @@
+/**
+ * Spend in money (src/spend): the periods of a time zone (a day of 23 or 25 hours at daylight-saving changes), the
+ * ledger on the record store (a fact recorded twice counts once; concurrent writers all count; totals by day and
+ * month; raises never lower a limit) and the budget gate (limits by principal, the worst case, a new day's count).
+ */
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/index.ts';
+import { records } from '../../src/store/index.ts';
+import { createBudgetGate, createLedger, entryOf, periodsOf, type SpendEntry } from '../../src/spend/index.ts';
+import { budgetsSchema } from '../../src/config/budgets-schema.ts';
+import type { SessionStoredEvent } from '../../src/agent/frames.ts';
+import { sessionKey } from '../../src/session-id.ts';
+
+const log = createLogger('silent');
+const at = (iso: string) => Date.parse(iso);
+
+describe('periods', () => {
+  it('names the wall date of the zone and ends a day at its next midnight, 23 hours on a spring-forward day', () => {
+    const berlin = periodsOf(at('2026-03-28T23:30:00Z'), 'Europe/Berlin'); // 00:30 on the 29th, in Berlin
+    expect(berlin.day.key).toBe('d:2026-03-29');
+    expect(berlin.month.key).toBe('m:2026-03');
+    expect(new Date(berlin.day.endsAt).toISOString()).toBe('2026-03-29T22:00:00.000Z'); // CEST from 02:00
+    expect(new Date(berlin.month.endsAt).toISOString()).toBe('2026-03-31T22:00:00.000Z');
+    const autumn = periodsOf(at('2026-10-25T01:00:00Z'), 'Europe/Berlin');
+    expect(autumn.day.endsAt - at('2026-10-24T22:00:00Z')).toBe(25 * 3_600_000);
+    expect(periodsOf(at('2026-12-31T23:59:59Z'), 'UTC').month.endsAt).toBe(at('2027-01-01T00:00:00Z'));
+  });
+});
+
+const entry = (amount: number, when: string, principal = 'alice'): SpendEntry => ({
+  ...{ principal, sessionId: 's1', kind: 'step', model: 'm', at: at(when), amount, currency: 'USD' },
+  ...{ source: 'provider', promptTokens: 10, completionTokens: 5 },
+});
+
+describe('the ledger', () => {
+  const ledgerOn = () => {
+    const store = records.createMemoryRecordStore({ log });
+    return createLedger(store, { timeZone: 'UTC', log });
+  };
+
+  it('counts a fact once however often it is recorded, and sums by day and month', async () => {
+    const ledger = ledgerOn();
+    expect(await ledger.record('s1#1', entry(0.25, '2026-11-28T10:00:00Z'))).toBe(true);
+    expect(await ledger.record('s1#1', entry(0.25, '2026-11-28T10:00:00Z'))).toBe(false);
+    await ledger.record('s1#2', entry(0.5, '2026-11-29T10:00:00Z'));
+    const totals = await ledger.totals('alice', at('2026-11-29T12:00:00Z'), 's1');
+    expect(totals.day.amounts).toEqual({ USD: 0.5 });
+    expect(totals.month.amounts).toEqual({ USD: 0.75 });
+    expect((await ledger.entries('alice', 0, Infinity)).map((e) => e.id)).toEqual(['s1#1', 's1#2']);
+    expect((await ledger.entries('*', at('2026-11-29T00:00:00Z'), Infinity)).map((e) => e.id)).toEqual(['s1#2']);
+  });
+
+  it('counts every one of concurrent writers', async () => {
+    const ledger = ledgerOn();
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => ledger.record(`s1#${i + 1}`, entry(0.5, '2026-11-29T10:00:00Z'))),
+    );
+    expect((await ledger.totals('alice', at('2026-11-29T10:00:00Z'), 's1')).day.amounts).toEqual({ USD: 10 });
+  });
+
+  it('takes only what has a cost from the stored facts', () => {
+    const stored = (event: unknown): SessionStoredEvent =>
+      ({ seq: 3, ts: '2026-11-29T10:00:00.000Z', sessionId: 's1', event }) as SessionStoredEvent;
+    const usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 };
+    const priced = { ...usage, cost: { amount: 0.1, currency: 'EUR', source: 'config' } };
+    expect(entryOf(stored({ v: 1, type: 'response', turnId: 't', content: '', model: 'm', usage }))).toBeUndefined();
+    expect(
+      entryOf(stored({ v: 1, type: 'response', turnId: 't', content: '', model: 'm', usage: priced })),
+    ).toMatchObject({ principal: '@unnamed', kind: 'step', amount: 0.1, currency: 'EUR', turnId: 't' });
+    expect(entryOf(stored({ v: 1, type: 'serverSampled', turnId: 't', model: 'm', usage: priced }))?.kind).toBe(
+      'sampling',
+    );
+  });
+});
+
+describe('the budget gate', () => {
+  const config = budgetsSchema.parse({
+    default: { day: 1 },
+    principals: { bob: { month: 2, session: 0.5, hard: true } },
+  })!;
+
+  it('answers the first budget a step would pass, with its worst case, and starts each day from nothing', async () => {
+    const store = records.createMemoryRecordStore({ log });
+    const ledger = createLedger(store, { timeZone: 'UTC', log });
+    let now = at('2026-11-29T10:00:00Z');
+    const gate = createBudgetGate(config, ledger, () => now);
+    await ledger.record('s1#1', entry(0.9, '2026-11-29T09:00:00Z'));
+    expect(await gate.check({ sessionKey: 's1', sessionSpent: 0, estimate: 0.05 })).toBeUndefined();
+    const over = await gate.check({ sessionKey: 's1', sessionSpent: 0, estimate: 1.2 });
+    expect(over).toMatchObject({ principal: '@unnamed', budget: 'day', limit: 1, used: 0, estimate: 1.2, hard: false });
+    // alice, not @unnamed: the entry above was alice's.
+    const alice = sessionKey('alice', 's1');
+    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
+      principal: 'alice',
+      used: 0.9,
+      resetTime: '2026-11-30T00:00:00.000Z',
+    });
+    now = at('2026-11-30T00:00:01Z');
+    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toBeUndefined();
+    // A raise holds for its period only.
+    await gate.raise(
+      { ...over!, principal: 'alice', period: 'd:2026-11-30', resetTime: '2026-12-01T00:00:00.000Z' },
+      5,
+    );
+    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 4 })).toBeUndefined();
+  });
+
+  it("holds bob to his own limits: the session's spend, then the month", async () => {
+    const ledger = createLedger(records.createMemoryRecordStore({ log }), { timeZone: 'UTC', log });
+    const gate = createBudgetGate(config, ledger, () => at('2026-11-29T10:00:00Z'));
+    const bob = sessionKey('bob', 's9');
+    expect(await gate.check({ sessionKey: bob, sessionSpent: 0.45, estimate: 0.1 })).toMatchObject({
+      budget: 'session',
+      limit: 0.5,
+      hard: true,
+    });
+    expect(await gate.check({ sessionKey: bob, sessionSpent: 0, estimate: 0.1 })).toBeUndefined();
+    await ledger.record('s9#1', entry(1.9, '2026-11-02T10:00:00Z', 'bob'));
+    expect(await gate.check({ sessionKey: bob, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
+      used: 1.9,
+      budget: 'month',
+      resetTime: '2026-12-01T00:00:00.000Z',
+    });
+    expect(gate.applies(bob)).toBe(true);
+  });
+});
