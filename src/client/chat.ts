@@ -4,13 +4,16 @@
  * twice (the server answers a known turn id as a duplicate). It yields that turn's frames and
  * ends after its `response`, or throws its `error` as an AgentdError. An abort ends it too, and with `cancelTurn`
  * cancels the turn on the server.
+ * With `tools`, it answers the calls of them its own turn makes (and only those: another turn of the session, another
+ * script's chat, may declare a tool of the same name) from the `clientToolRequested` frames it follows, on the same
+ * connection; each subscription also reads the calls still waiting, so an answer lost with a dropped connection is
+ * sent again (client-tools.ts: each call run once).
  */
-import type { Api } from './api.ts';
 import { errorOfFrame, inputError } from './errors.ts';
-import { followFrames, type StreamContext } from './follow.ts';
+import { followFrames, streamStop } from './follow.ts';
 import type { Frame } from './frames.ts';
 import { checkKeys } from './options.ts';
-import { questions, serveClientTools, type ClientToolHandler } from './questions.ts';
+import { callOfFrame, createToolAnswerer, type ClientToolHandler, type ToolContext } from './client-tools.ts';
 import type { RouteArgs } from './api.ts';
 
 type MessageBody = RouteArgs<'message'>['body'];
@@ -58,7 +61,7 @@ const newTurnId = (): string =>
     : `t-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 
 export async function* chat(
-  ctx: StreamContext & { api: Api },
+  ctx: ToolContext,
   sessionId: string,
   message: string,
   options: ChatOptions = {},
@@ -68,19 +71,11 @@ export async function* chat(
   checkKeys('chat option', options, CHAT_KEYS);
   const { signal, cancelTurn, turnId = newTurnId(), tools, ...fields } = options;
   const local = localTools(tools);
-  const stop = new AbortController();
-  const abort = () => stop.abort(signal?.reason);
-  signal?.addEventListener('abort', abort, { once: true });
-  let failure: unknown;
-  const fail = (err: unknown) => {
-    failure ??= err;
-    stop.abort(err);
-  };
-  // The calls of its own tools are answered while the turn runs (questions: read once subscribed, then as they come).
-  if (local)
-    void serveClientTools(questions(ctx, sessionId, { signal: stop.signal }), local.handlers).catch((err: unknown) => {
-      if (!stop.signal.aborted) fail(err);
-    });
+  const stop = streamStop(signal);
+  const { fail } = stop;
+  const mine = ({ turnId: of }: { turnId: string }) => of === turnId;
+  const answerer = local && createToolAnswerer(ctx, sessionId, local.handlers, { signal: stop.signal, mine, fail });
+  if (answerer) ctx.chatTurns.add(turnId);
   const send = () => {
     const body = { ...fields, message, sessionId, turnId, ...(local && { tools: local.declared }) };
     ctx.transport
@@ -88,10 +83,11 @@ export async function* chat(
       .catch(fail);
   };
   let ended = false;
+  let sent = false;
   try {
-    let sent = false;
     const onReady = () => {
       if (!sent) send(); // once: a reconnect's subscription finds the message sent
+      answerer?.recheck(); // a call of a turn id given again, or whose answer was lost, waits already
       sent = true;
       return undefined;
     };
@@ -99,6 +95,8 @@ export async function* chat(
     for await (const raw of followFrames(ctx, sessionId, { signal: stop.signal }, hooks)) {
       const frame = raw as unknown as Frame;
       if (raw.data.turnId !== turnId) continue;
+      const call = answerer && callOfFrame(raw);
+      if (call) answerer.offer(call);
       if (frame.event === 'error') {
         ended = true;
         throw errorOfFrame(raw.data);
@@ -110,10 +108,10 @@ export async function* chat(
       }
     }
   } catch (err) {
-    throw failure ?? err;
+    throw stop.failure ?? err;
   } finally {
-    signal?.removeEventListener('abort', abort);
-    stop.abort();
-    if (!ended && cancelTurn && signal?.aborted) await ctx.api.cancel({ sessionId }).catch(() => undefined);
+    stop.end();
+    ctx.chatTurns.delete(turnId);
+    if (sent && !ended && cancelTurn && signal?.aborted) await ctx.api.cancel({ sessionId }).catch(() => undefined);
   }
 }

@@ -34,8 +34,33 @@ export interface FollowHooks {
   fromStart?: boolean;
 }
 
-const backoff = (options: ClientOptions, attempt: number) =>
+/** The wait before attempt `attempt` (1, 2, ...) to reach the server again: `reconnect`'s, doubling. */
+export const backoff = (options: ClientOptions, attempt: number): number =>
   Math.min(options.reconnect?.maxDelayMs ?? 5000, (options.reconnect?.initialDelayMs ?? 250) * 2 ** (attempt - 1));
+
+/**
+ * A stream's own stop: aborted with the caller's `signal` (one aborted already too) or at its first failure (`fail`),
+ * which `failure` keeps for the stream to throw instead of the abort; `end` stops it and lets go of the caller's signal.
+ */
+export function streamStop(signal: AbortSignal | undefined) {
+  const stop = new AbortController();
+  const abort = () => stop.abort(signal?.reason);
+  if (signal?.aborted) abort();
+  signal?.addEventListener('abort', abort, { once: true });
+  const s = {
+    signal: stop.signal,
+    failure: undefined as unknown,
+    fail: (err: unknown) => {
+      s.failure ??= err;
+      stop.abort(err);
+    },
+    end: () => {
+      signal?.removeEventListener('abort', abort);
+      stop.abort();
+    },
+  };
+  return s;
+}
 
 async function connect(ctx: StreamContext): Promise<FrameSocket> {
   const url = socketUrl(ctx.transport.baseUrl, await ctx.transport.credential());

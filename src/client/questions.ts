@@ -2,10 +2,10 @@
  * `questions`: what a session waits for a person on (tool approvals, elicitations, calls of tools the client runs,
  * sampling approvals), each once, with an `answer` method: those waiting now, then each new one as its `…Requested`
  * frame arrives (the list is read again then, so every kind of question, a later one too, comes the same way).
- * `serveClientTools` answers the calls of tools the client runs with the handlers it is given.
+ * The calls of tools the client runs are answered by handlers in client-tools.ts.
  */
 import type { Api, RouteAnswer, RouteArgs } from './api.ts';
-import { AgentdError, inputError } from './errors.ts';
+import { AgentdError } from './errors.ts';
 import { followFrames, type StreamContext } from './follow.ts';
 import type { CallOptions } from './http.ts';
 
@@ -59,24 +59,4 @@ export async function* questions(
   const subscribed = { event: 'subscribed', data: { sessionId } };
   for await (const frame of followFrames(ctx, sessionId, follow, { onReady: () => subscribed }))
     if (frame === subscribed || frame.event.endsWith('Requested')) yield* fresh();
-}
-
-/** A tool the client runs: its arguments in, its result as text out (a throw is the call's error). */
-export type ClientToolHandler = (args: unknown) => string | Promise<string>;
-
-export async function serveClientTools(
-  waiting: AsyncIterable<WaitingQuestion>,
-  handlers: Record<string, ClientToolHandler>,
-): Promise<void> {
-  if (typeof handlers !== 'object' || handlers === null)
-    throw inputError('serveClientTools: handlers must be an object');
-  for await (const q of waiting) {
-    const handler = q.kind === 'clientTool' && q.toolName !== undefined ? handlers[q.toolName] : undefined;
-    if (!handler) continue;
-    try {
-      await q.answer({ content: await handler(q.args) });
-    } catch (err) {
-      await q.answer({ content: '', error: err instanceof Error ? err.message : String(err) });
-    }
-  }
 }
