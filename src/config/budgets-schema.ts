@@ -3,8 +3,10 @@
  * (src/spend, docs/budgets.md). Absent: no budget is checked (every priced step is still recorded for the usage report).
  */
 import { z } from 'zod';
-import { positiveInt } from './numbers.ts';
 import { validZone } from './schedules-schema.ts';
+
+/** The longest a timer waits (2^31 - 1 ms): the turn's one deadline delay holds the question. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 const amount = (what: string) =>
   z.number().positive().finite().optional().describe(`What may be spent ${what}, in \`budgets.currency\`.`);
@@ -48,7 +50,13 @@ export const budgetsSchema = z
       .describe(
         'Who may answer a budget question: `admin` (a caller with the admin scope) or also `principal` (the spender itself, with the `chat` scope).',
       ),
-    timeoutMs: positiveInt(300_000).describe('A budget question left unanswered this long is refused.'),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMER_MS)
+      .default(300_000)
+      .describe("A budget question left unanswered this long is refused (at most 24.8 days, a timer's bound)."),
   })
   .optional()
   .describe(

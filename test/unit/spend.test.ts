@@ -8,8 +8,15 @@ import { createLogger } from '../../src/log/index.ts';
 import { records } from '../../src/store/index.ts';
 import { createBudgetGate, createLedger, entryOf, periodsOf, type SpendEntry } from '../../src/spend/index.ts';
 import { budgetsSchema } from '../../src/config/budgets-schema.ts';
+import { parseConfig } from '../../src/config/index.ts';
 import type { SessionStoredEvent } from '../../src/agent/frames.ts';
 import { sessionKey } from '../../src/session-id.ts';
+import { budgetQuestion, budgetRefusal } from '../../src/conversation/budget-question.ts';
+import { askedEvent } from '../../src/conversation/questions.ts';
+import type { SessionEventOf } from '../../src/conversation/session-events.ts';
+import { askedFrame, questionOfFrame } from '../../src/agent/question-frames.ts';
+import { interruptOf } from '../../src/ag-ui-face/interrupts.ts';
+import { formOf } from '../../src/mcp-face/questions.ts';
 
 const log = createLogger('silent');
 const at = (iso: string) => Date.parse(iso);
@@ -122,5 +129,51 @@ describe('the budget gate', () => {
       resetTime: '2026-12-01T00:00:00.000Z',
     });
     expect(gate.applies(bob)).toBe(true);
+  });
+});
+
+describe('budgets config', () => {
+  it('refuses bad budgets naming the key', () => {
+    const llm = { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', model: 'm', apiKey: 'k' };
+    const bad = (budgets: unknown) => () => parseConfig({ llm, budgets });
+    expect(bad({ timeZone: 'Mars/Olympus' })).toThrow(/budgets\.timeZone/);
+    expect(bad({ default: { day: -1 } })).toThrow(/budgets\.default\.day/);
+    expect(bad({ principals: { alice: { weekly: 1 } } })).toThrow(/budgets\.principals\.alice/);
+    expect(bad({ currency: 'dollars' })).toThrow(/budgets\.currency/);
+    expect(parseConfig({ llm, budgets: { default: { day: 1 } } }).budgets).toMatchObject({
+      currency: 'USD',
+      timeZone: 'UTC',
+      answeredBy: 'admin',
+      default: { day: 1 },
+    });
+  });
+});
+
+describe('a budget question on every face', () => {
+  const over = {
+    ...{ principal: 'alice', budget: 'day' as const, limit: 1, used: 0.99, estimate: 0.02, currency: 'USD' },
+    ...{ resetTime: '2026-11-30T00:00:00.000Z', period: 'd:2026-11-29', hard: false },
+  };
+  const q = budgetQuestion({ sessionId: 's1', turnId: 't1' }, over, '2026-11-29T12:00:00.000Z');
+
+  it('is an approval of agentd/budget on the wire, read back as a budget question', () => {
+    const frame = askedFrame('s1', 7, askedEvent(q) as SessionEventOf<'questionAsked'>);
+    expect(frame).toMatchObject({
+      event: 'toolApprovalRequested',
+      data: { callId: q.id, toolName: 'agentd/budget', serverId: 'agentd', args: { limit: 1, used: 0.99 } },
+    });
+    expect(questionOfFrame(frame)).toMatchObject({ id: q.id, kind: 'budget' });
+  });
+
+  it('is an AG-UI interrupt of reason budget and an MCP approve/deny form', () => {
+    expect(interruptOf(q)).toMatchObject({ reason: 'budget', metadata: { budget: { principal: 'alice' } } });
+    expect(interruptOf(q).message).toContain('daily budget of alice is 1 USD');
+    expect(formOf(q)?.requestedSchema.properties).toHaveProperty('decision');
+  });
+
+  it('fails the turn with RATE_LIMIT_EXCEEDED and the details a client needs', () => {
+    const err = budgetRefusal(over);
+    expect(err.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(err.details).toMatchObject({ reason: 'budget', limit: 1, used: 0.99, remaining: 0, resetTime: 1795996800 });
   });
 });
