@@ -84,6 +84,7 @@ export function webhookEventOf(name: string, payload: unknown, at: number): Webh
       expiresAt: question.expiresAt,
       ...named,
       ...(question.kind === 'elicitation' && question.message !== undefined && { message: question.message }),
+      ...(question.kind === 'budget' && { budget: question.args }),
     });
   }
   const answer = answerOfFrame(frame);

@@ -55,6 +55,19 @@ describe('webhook events', () => {
     expect(closed('rest')).toBeUndefined();
   });
 
+  it("a budget question is announced with who spent what, the limit and the next step's estimate", () => {
+    const budget = { principal: 'alice', budget: 'day', limit: 5, used: 4.98, estimate: 0.03, currency: 'USD' };
+    const asked = webhookEventOf(
+      'agent.toolApprovalRequested',
+      {
+        ...{ sessionId: key, turnId: 't1', seq: 5, callId: 'bu_1', toolName: 'agentd/budget', serverId: 'agentd' },
+        ...{ args: budget, expiresAt: '2026-11-27T12:05:00.000Z' },
+      },
+      at,
+    );
+    expect(asked).toMatchObject({ type: 'question.asked', data: { questionId: 'bu_1', kind: 'budget', budget } });
+  });
+
   it('an error of a turn is turn.failed; other frames announce nothing', () => {
     const failed = webhookEventOf(
       'agent.error',
