@@ -32,6 +32,8 @@ export interface RecencyIndex {
   /** Adds the sessions it does not hold yet, sorting once (a build from a listing); keeps those it holds. */
   load(infos: readonly CountedSession[]): void;
   page(query: RecentQuery): RecentPage;
+  /** Every session it holds, oldest first (the order `load` sorts into fastest). */
+  sessions(): readonly CountedSession[];
   /** How many turns the sessions of `owner` (every session when undefined) hold. */
   turnTotal(owner?: string): number;
   clear(): void;
@@ -120,6 +122,8 @@ export function createRecencyIndex(): RecencyIndex {
       }
       return { sessions, total: list.length };
     },
+
+    sessions: () => all,
 
     turnTotal: (owner) => (owner === undefined ? turnsAll : (turnsOf.get(owner) ?? 0)),
 
