@@ -1,19 +1,23 @@
 /**
- * The JSONL store's sessions by update time (`EventStore.recent`), in memory: built on the first `recent` from the
- * saved snapshot and the files changed since (jsonl-recency-build.ts), then kept by the store's own writes — an
- * acknowledged append or create places its session at its last event, a delete takes it out (the directory is this
- * store's alone: dir-lock.ts). Writes made while it is built win over what the build read of their sessions.
+ * The JSONL store's sessions by update time (`EventStore.recent`), in memory: built when the store opens (or on the
+ * first `recent`) from the saved snapshot and the files changed since (jsonl-recency-build.ts), then kept by the
+ * store's own writes — an acknowledged append or create places its session at its last event, a delete takes it out
+ * (the directory is this store's alone: dir-lock.ts). Writes made while it is built win over what the build read.
  * - Each session's number of turns is kept with it (`turnTotal`): read with its last event by the build, then given by
  *   every write (the store loads a session's turn index before it appends while this index is `active`).
- * - Each session's file size is kept with it too, and the whole saved (jsonl-recency-file.ts) once built: at most
- *   `saveMs` after a change, and by `flush` (the store's close, after its last write).
+ * - Each session's file size is kept with it too, and the whole saved once built (jsonl-recency-file.ts): at most
+ *   `saveMs` after a change, and at `close`; a clean close marks its snapshot once the directory is given up, and the
+ *   next start, having taken the mark (`opening`), builds from that snapshot alone.
  */
 import { basename } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { gatherSessions } from './jsonl-recency-build.ts';
-import { readSnapshot, saveSnapshot, type FiledSession } from './jsonl-recency-file.ts';
+import { gatherSessions, type Gathered } from './jsonl-recency-build.ts';
+import { markClosed, readSnapshot, saveSnapshot, takeClosedMark, type FiledSession } from './jsonl-recency-file.ts';
 import { createRecencyIndex } from './recency-index.ts';
 import type { RecentPage, RecentQuery, StoredEvent } from './types.ts';
+
+/** A build that reads at least this many files says so (once per start at most). */
+const LOGGED_READS = 1000;
 
 export interface JsonlRecencyOptions {
   dir: string;
@@ -23,31 +27,34 @@ export interface JsonlRecencyOptions {
   /** One session file as it is now (`undefined`: not a session's, or without a valid event). */
   read: (file: string) => Promise<FiledSession | undefined>;
   saveMs: number;
+  /** Whether the mark of a clean close is synced away before the store writes. */
+  fsync: boolean;
 }
 
-export function createJsonlRecency({ dir, log, ready, read, saveMs }: JsonlRecencyOptions) {
-  const index = createRecencyIndex();
-  /** Each indexed session's file: its name and the size its entry was read or written at. */
-  const files = new Map<string, { file: string; size: number }>();
+export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: JsonlRecencyOptions) {
+  /** With each session its file: its name and the size its entry was read or written at. */
+  const index = createRecencyIndex<{ file: string; size: number }>();
   let built: Promise<void> | undefined;
   let complete = false;
   /** The sessions written while it is built. */
   let touched: Set<string> | undefined;
+  /** A write acknowledged before the build began (the files, not a closed snapshot, say what it left). */
+  let unsure = false;
+  /** The time of the last clean close's snapshot, when this start may build from it alone (`opening`). */
+  let closedAt: number | undefined;
+  /** The time of the saved snapshot, which holds exactly the index while `changed` is false. */
+  let savedAt: number | undefined;
   let changed = false;
   let timer: NodeJS.Timeout | undefined;
   let saving: Promise<void> = Promise.resolve();
 
-  const take = (): FiledSession[] =>
-    index.sessions().flatMap((s) => {
-      const file = files.get(s.id);
-      return file ? [{ ...s, ...file }] : []; // none: read again from its file by the next start
-    });
   const save = async () => {
     if (!complete || !changed) return;
     changed = false;
-    await saveSnapshot(dir, take).catch((err: unknown) => {
+    savedAt = await saveSnapshot(dir, index.sessions).catch((err: unknown) => {
       changed = true;
       log.warn({ err, dir }, 'event store: could not save the sessions by update time (a start reads the files)');
+      return undefined;
     });
   };
   const saveSoon = () => {
@@ -60,16 +67,31 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs }: JsonlRecen
     timer.unref();
   };
 
+  const gather = async (): Promise<Gathered & { at: number | undefined }> => {
+    const snapshot = await readSnapshot(dir);
+    const trusted = snapshot !== undefined && snapshot.at === closedAt && !unsure;
+    closedAt = undefined;
+    if (trusted) return { sessions: snapshot.sessions, read: 0, changed: false, at: snapshot.at };
+    const started = performance.now();
+    const gathered = await gatherSessions(dir, snapshot, read);
+    if (gathered.read >= LOGGED_READS)
+      log.info(
+        { dir, sessions: gathered.sessions.length, read: gathered.read, ms: Math.round(performance.now() - started) },
+        'event store: read session files to index them by update time (saved since: a start reads only changed ones)',
+      );
+    return { ...gathered, changed: gathered.changed || !snapshot, at: snapshot?.at };
+  };
+
   const build = async () => {
     touched = new Set();
     try {
       await ready();
-      const gathered = await gatherSessions(dir, await readSnapshot(dir), read);
+      const gathered = await gather();
       const written = touched;
-      const fresh = gathered.sessions.filter((s) => !written.has(s.id));
-      for (const s of fresh) files.set(s.id, { file: s.file, size: s.size });
+      const fresh = written.size === 0 ? gathered.sessions : gathered.sessions.filter((s) => !written.has(s.id));
       index.load(fresh);
       complete = true;
+      savedAt = gathered.at;
       if (gathered.changed || written.size > 0) saveSoon();
     } finally {
       touched = undefined;
@@ -85,13 +107,22 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs }: JsonlRecen
         if (built !== building) return;
         built = undefined; // the next call reads the files again
         index.clear();
-        files.clear();
       });
     }
     await built;
   };
 
   return {
+    /** First thing when the store opens, before it takes the directory. */
+    async opening(): Promise<void> {
+      if (!built) closedAt = await takeClosedMark(dir, fsync);
+    },
+    /** Builds it now, in the background (the store's `open`): from then on every write keeps it. */
+    start(): void {
+      whenBuilt().catch((err: unknown) =>
+        log.warn({ err, dir }, 'event store: could not index the sessions (retried)'),
+      );
+    },
     /** Whether it is built or being built: writes then tell it their sessions' turns. */
     active: (): boolean => built !== undefined,
     /**
@@ -100,19 +131,18 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs }: JsonlRecen
      */
     placed<T extends StoredEvent>(id: string, stored: T[], turns: number | undefined, path: string, size: number): T[] {
       const last = stored.at(-1);
-      if (!built || !last) return stored; // built later, from the files
+      if (!last) return stored;
+      if (!built) return ((unsure = true), stored); // built later, from the files
       touched?.add(id);
-      index.set({ id, lastSeq: last.seq, updatedAt: last.ts }, turns);
-      files.set(id, { file: basename(path), size });
+      index.set({ id, lastSeq: last.seq, updatedAt: last.ts, file: basename(path), size }, turns);
       saveSoon();
       return stored;
     },
     /** After the session's file is gone. */
     remove(id: string): void {
-      if (!built) return;
+      if (!built) return void (unsure = true);
       touched?.add(id);
       index.remove(id);
-      files.delete(id);
       saveSoon();
     },
     async page(query: RecentQuery): Promise<RecentPage> {
@@ -123,20 +153,26 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs }: JsonlRecen
       await whenBuilt();
       return index.turnTotal(owner);
     },
-    /** Saves it when changed since (the store's close, once its writes are done). */
-    async flush(): Promise<void> {
+    /**
+     * The store's close, once every write is in its file: saves it when changed, then forgets it. Resolves what marks
+     * the saved snapshot as the close's, to be called once the directory is given up.
+     */
+    async close(): Promise<() => Promise<void>> {
       clearTimeout(timer);
       timer = undefined;
       await (saving = saving.then(save));
-    },
-    clear(): void {
-      clearTimeout(timer);
-      timer = undefined;
+      const at = complete && !changed ? savedAt : undefined;
       built = undefined;
       complete = false;
-      changed = false;
       index.clear();
-      files.clear();
+      if (at === undefined) return async () => undefined;
+      return () =>
+        markClosed(dir, at).catch((err: unknown) =>
+          log.warn(
+            { err, dir },
+            'event store: could not mark the sessions by update time saved (a start reads the files)',
+          ),
+        );
     },
   };
 }

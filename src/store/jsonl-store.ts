@@ -97,6 +97,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     ready: () => ensureDir().then(ready),
     read: sessionFileReader(dir, parseEvent, turnIndexes, loads),
     saveMs: options.recencySaveMs ?? 30_000,
+    fsync,
   });
   const { enqueue, task, drains } = createSessionQueue<E>({
     log,
@@ -246,12 +247,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async open() {
       try {
+        await recency.opening();
         await ensureDir();
         await checkWritable(dir);
         dirLock ??= await lockDir(dir, fsync);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
         await Promise.all([turnIndexes.clean(), cleanSnapshots(dir)]);
         await ready();
+        recency.start();
       } catch (e) {
         await dirLock?.release(); // a store that cannot open holds nothing
         dirLock = undefined;
@@ -287,10 +290,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await pool.closeAll();
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();
-        await recency.flush(); // every write is in its file
-        recency.clear();
+        const marked = await recency.close(); // every write is in its file
         await turnIndexes.flushed();
-        await dirLock?.release();
+        if (dirLock) await dirLock.release().then(marked);
       })();
       return closing;
     },
