@@ -16,7 +16,7 @@ import { markClosed, readSnapshot, saveSnapshot, takeClosedMark, type FiledSessi
 import { createRecencyIndex } from './recency-index.ts';
 import type { RecentPage, RecentQuery, StoredEvent } from './types.ts';
 
-/** A build that reads at least this many files says so (once per start at most). */
+/** A build that reads at least this many files says so at `info` (others at `debug`). */
 const LOGGED_READS = 1000;
 
 export interface JsonlRecencyOptions {
@@ -68,17 +68,19 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
   };
 
   const gather = async (): Promise<Gathered & { at: number | undefined }> => {
+    const started = performance.now();
     const snapshot = await readSnapshot(dir);
     const trusted = snapshot !== undefined && snapshot.at === closedAt && !unsure;
     closedAt = undefined;
-    if (trusted) return { sessions: snapshot.sessions, read: 0, changed: false, at: snapshot.at };
-    const started = performance.now();
-    const gathered = await gatherSessions(dir, snapshot, read);
-    if (gathered.read >= LOGGED_READS)
-      log.info(
-        { dir, sessions: gathered.sessions.length, read: gathered.read, ms: Math.round(performance.now() - started) },
-        'event store: read session files to index them by update time (saved since: a start reads only changed ones)',
-      );
+    const gathered = trusted
+      ? { sessions: snapshot.sessions, read: 0, changed: false }
+      : await gatherSessions(dir, snapshot, read);
+    const { length } = gathered.sessions;
+    const from = trusted ? 'closed snapshot' : snapshot ? 'snapshot checked against the files' : 'files';
+    log[gathered.read >= LOGGED_READS ? 'info' : 'debug'](
+      { dir, sessions: length, read: gathered.read, from, ms: Math.round(performance.now() - started) },
+      'event store: indexed the sessions by update time (a start reads only the files changed since it saved them)',
+    );
     return { ...gathered, changed: gathered.changed || !snapshot, at: snapshot?.at };
   };
 
