@@ -144,6 +144,20 @@ describe('jsonl store: sessions by update time across starts', () => {
     expect(second.built()).toMatchObject([{ from: 'snapshot checked against the files' }]);
   });
 
+  it('checks the files when the store wrote before it opened', async () => {
+    const dir = await tempDir();
+    const first = await opened(dir);
+    await fill(first.store, first.clock);
+    await first.store.close();
+    const { store } = openStore(dir, { clock: first.clock, fsync: false }); // no journal made in the directory
+    first.clock.advance(1000);
+    await store.append('plain', [user('early', 't2')]); // a file that grows: the directory stays as the close left it
+    await store.open();
+    const seen = await view(store);
+    expect(seen.recent[0]?.[0]).toBe('plain');
+    expect(seen.owners).toEqual([5, 3, 2]);
+  });
+
   it('ignores a torn or corrupt snapshot, and checks one put back from an earlier close against the files', async () => {
     const dir = await tempDir();
     const first = await opened(dir);
