@@ -20,6 +20,8 @@ import type { EventParser, StoreEvent } from './types.ts';
 
 /** Files checked between two turns of the event loop. */
 const STAT_SLICE = 1024;
+/** Files read at once (each read waits for the store's limit on open files too). */
+const READ_BATCH = 256;
 
 export interface Gathered {
   sessions: FiledSession[];
@@ -29,11 +31,15 @@ export interface Gathered {
   changed: boolean;
 }
 
-/** `read`: one session file as it is now (`undefined`: not a session's, or without a valid event). */
+/**
+ * `read`: one session file as it is now (`undefined`: not a session's, or without a valid event). Once `stopped`
+ * answers true, it reads no more (what it answers then is incomplete).
+ */
 export async function gatherSessions(
   dir: string,
   snapshot: RecencySnapshot | undefined,
   read: (file: string) => Promise<FiledSession | undefined>,
+  stopped: () => boolean,
 ): Promise<Gathered> {
   const names = await readdir(dir);
   const saved = new Map<string, FiledSession>();
@@ -48,7 +54,8 @@ export async function gatherSessions(
     else if (name.endsWith('.jsonl')) stale.push(name);
   }
   const kept = sessions.length;
-  for (const found of await Promise.all(stale.map(read))) if (found) sessions.push(found);
+  for (let i = 0; i < stale.length && !stopped(); i += READ_BATCH)
+    for (const found of await Promise.all(stale.slice(i, i + READ_BATCH).map(read))) if (found) sessions.push(found);
   return { sessions, read: stale.length, changed: stale.length > 0 || kept !== saved.size };
 }
 

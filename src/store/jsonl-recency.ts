@@ -45,6 +45,8 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
   /** The time of the saved snapshot, which holds exactly the index while `changed` is false. */
   let savedAt: number | undefined;
   let changed = false;
+  /** The store closes: a build stops reading and ends without a result. */
+  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let saving: Promise<void> = Promise.resolve();
 
@@ -74,7 +76,7 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
     closedAt = undefined;
     const gathered = trusted
       ? { sessions: snapshot.sessions, read: 0, changed: false }
-      : await gatherSessions(dir, snapshot, read);
+      : await gatherSessions(dir, snapshot, read, () => stopped);
     const { length } = gathered.sessions;
     const from = trusted ? 'closed snapshot' : snapshot ? 'snapshot checked against the files' : 'files';
     log[gathered.read >= LOGGED_READS ? 'info' : 'debug'](
@@ -89,6 +91,7 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
     try {
       await ready();
       const gathered = await gather();
+      if (stopped) throw new Error('the store closed while it indexed its sessions');
       const written = touched;
       const fresh = written.size === 0 ? gathered.sessions : gathered.sessions.filter((s) => !written.has(s.id));
       index.load(fresh);
@@ -121,9 +124,9 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
     },
     /** Builds it now, in the background (the store's `open`): from then on every write keeps it. */
     start(): void {
-      whenBuilt().catch((err: unknown) =>
-        log.warn({ err, dir }, 'event store: could not index the sessions (retried)'),
-      );
+      whenBuilt().catch((err: unknown) => {
+        if (!stopped) log.warn({ err, dir }, 'event store: could not index the sessions (retried)');
+      });
     },
     /** Whether it is built or being built: writes then tell it their sessions' turns. */
     active: (): boolean => built !== undefined,
@@ -160,8 +163,10 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
      * the saved snapshot as the close's, to be called once the directory is given up.
      */
     async close(): Promise<() => Promise<void>> {
+      stopped = true;
       clearTimeout(timer);
       timer = undefined;
+      await built?.catch(() => undefined); // nothing reads the files after the close
       await (saving = saving.then(save));
       const at = complete && !changed ? savedAt : undefined;
       built = undefined;
