@@ -11,8 +11,9 @@
 import { statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from '../log/index.ts';
 import { readTail } from './jsonl-file.ts';
-import type { FiledSession, RecencySnapshot } from './jsonl-recency-file.ts';
+import { readSnapshot, type FiledSession, type RecencySnapshot } from './jsonl-recency-file.ts';
 import type { JsonlTurnIndexes } from './jsonl-turns.ts';
 import type { Limiter } from './limiter.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
@@ -57,6 +58,36 @@ export async function gatherSessions(
   for (let i = 0; i < stale.length && !stopped(); i += READ_BATCH)
     for (const found of await Promise.all(stale.slice(i, i + READ_BATCH).map(read))) if (found) sessions.push(found);
   return { sessions, read: stale.length, changed: stale.length > 0 || kept !== saved.size };
+}
+
+/** A build that reads at least this many files says so at `info` (others at `debug`). */
+const LOGGED_READS = 1000;
+
+/**
+ * The sessions at a start: the saved snapshot alone when `trust` says its time is that of a clean close that nothing
+ * can have changed since (jsonl-recency-file.ts), else `gatherSessions`. Logs where they came from. `at`: the
+ * snapshot's time, which holds exactly the sessions answered unless `changed`.
+ */
+export async function gatherAtStart(
+  dir: string,
+  log: Logger,
+  trust: (at: number) => boolean,
+  read: (file: string) => Promise<FiledSession | undefined>,
+  stopped: () => boolean,
+): Promise<Gathered & { at: number | undefined }> {
+  const started = performance.now();
+  const snapshot = await readSnapshot(dir);
+  const trusted = snapshot !== undefined && trust(snapshot.at);
+  const gathered = trusted
+    ? { sessions: snapshot.sessions, read: 0, changed: false }
+    : await gatherSessions(dir, snapshot, read, stopped);
+  const { length } = gathered.sessions;
+  const from = trusted ? 'closed snapshot' : snapshot ? 'snapshot checked against the files' : 'files';
+  log[gathered.read >= LOGGED_READS ? 'info' : 'debug'](
+    { dir, sessions: length, read: gathered.read, from, ms: Math.round(performance.now() - started) },
+    'event store: indexed the sessions by update time (a start reads only the files changed since it saved them)',
+  );
+  return { ...gathered, changed: gathered.changed || !snapshot, at: snapshot?.at };
 }
 
 function unchanged(path: string, known: FiledSession, at: number): boolean {

@@ -11,13 +11,10 @@
  */
 import { basename } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { gatherSessions, type Gathered } from './jsonl-recency-build.ts';
-import { markClosed, readSnapshot, saveSnapshot, takeClosedMark, type FiledSession } from './jsonl-recency-file.ts';
+import { gatherAtStart } from './jsonl-recency-build.ts';
+import { markClosed, saveSnapshot, takeClosedMark, type FiledSession } from './jsonl-recency-file.ts';
 import { createRecencyIndex } from './recency-index.ts';
 import type { RecentPage, RecentQuery, StoredEvent } from './types.ts';
-
-/** A build that reads at least this many files says so at `info` (others at `debug`). */
-const LOGGED_READS = 1000;
 
 export interface JsonlRecencyOptions {
   dir: string;
@@ -53,7 +50,7 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
   const save = async () => {
     if (!complete || !changed) return;
     changed = false;
-    savedAt = await saveSnapshot(dir, index.sessions).catch((err: unknown) => {
+    savedAt = await saveSnapshot(dir, () => index.sessions()).catch((err: unknown) => {
       changed = true;
       log.warn({ err, dir }, 'event store: could not save the sessions by update time (a start reads the files)');
       return undefined;
@@ -69,28 +66,14 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
     timer.unref();
   };
 
-  const gather = async (): Promise<Gathered & { at: number | undefined }> => {
-    const started = performance.now();
-    const snapshot = await readSnapshot(dir);
-    const trusted = snapshot !== undefined && snapshot.at === closedAt && !unsure;
-    closedAt = undefined;
-    const gathered = trusted
-      ? { sessions: snapshot.sessions, read: 0, changed: false }
-      : await gatherSessions(dir, snapshot, read, () => stopped);
-    const { length } = gathered.sessions;
-    const from = trusted ? 'closed snapshot' : snapshot ? 'snapshot checked against the files' : 'files';
-    log[gathered.read >= LOGGED_READS ? 'info' : 'debug'](
-      { dir, sessions: length, read: gathered.read, from, ms: Math.round(performance.now() - started) },
-      'event store: indexed the sessions by update time (a start reads only the files changed since it saved them)',
-    );
-    return { ...gathered, changed: gathered.changed || !snapshot, at: snapshot?.at };
-  };
-
   const build = async () => {
     touched = new Set();
+    const closed = closedAt; // trusted once: a build tried again checks the files
+    closedAt = undefined;
     try {
       await ready();
-      const gathered = await gather();
+      const trust = (at: number) => at === closed && !unsure;
+      const gathered = await gatherAtStart(dir, log, trust, read, () => stopped);
       if (stopped) throw new Error('the store closed while it indexed its sessions');
       const written = touched;
       const fresh = written.size === 0 ? gathered.sessions : gathered.sessions.filter((s) => !written.has(s.id));
@@ -172,7 +155,7 @@ export function createJsonlRecency({ dir, log, ready, read, saveMs, fsync }: Jso
       built = undefined;
       complete = false;
       index.clear();
-      if (at === undefined) return async () => undefined;
+      if (at === undefined) return () => Promise.resolve();
       return () =>
         markClosed(dir, at).catch((err: unknown) =>
           log.warn(
