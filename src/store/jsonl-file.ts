@@ -112,39 +112,42 @@ export async function readBytes(path: string, from: number, end?: number): Promi
  * returns true: resolves with that line's offset, `undefined` when it never did, `null` for a missing file.
  */
 export async function scanBackward(path: string, visit: (line: string) => boolean): Promise<number | undefined | null> {
-  let fh;
+  const fh = await openIfThere(path);
+  if (!fh) return null;
   try {
-    fh = await open(path, 'r');
-  } catch (e) {
-    if (isMissing(e)) return null;
-    throw e;
-  }
-  try {
-    // buf holds the file's bytes [pos, size); lines ending before buf[end] are still to be visited.
-    let pos = (await fh.stat()).size;
-    let buf = Buffer.alloc(0);
-    let end: number | undefined;
-    for (let chunk = 64 * 1024; ; chunk *= 2) {
-      if (end === undefined) {
-        const i = buf.lastIndexOf(NL);
-        if (i !== -1) end = i + 1;
-      }
-      while (end !== undefined && end > 0) {
-        const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
-        if (prev === -1 && pos > 0) break; // the line starts before buf: read more
-        if (end - 1 > prev + 1 && visit(buf.toString('utf8', prev + 1, end - 1))) return pos + prev + 1;
-        end = prev + 1;
-      }
-      if (pos === 0) return undefined;
-      const n = Math.min(chunk, pos);
-      const more = Buffer.alloc(n);
-      await readFully(fh, more, pos - n);
-      pos -= n;
-      buf = Buffer.concat([more, buf]);
-      if (end !== undefined) end += n;
-    }
+    return await scanHandle(fh, (await fh.stat()).size, visit);
   } finally {
     await fh.close();
+  }
+}
+
+const openIfThere = (path: string): Promise<FileHandle | undefined> =>
+  open(path, 'r').catch((e: unknown) => (isMissing(e) ? undefined : Promise.reject(e as Error)));
+
+/** `scanBackward` over the file's first `size` bytes. */
+async function scanHandle(fh: FileHandle, size: number, visit: (line: string) => boolean): Promise<number | undefined> {
+  // buf holds the file's bytes [pos, size); lines ending before buf[end] are still to be visited.
+  let pos = size;
+  let buf = Buffer.alloc(0);
+  let end: number | undefined;
+  for (let chunk = 64 * 1024; ; chunk *= 2) {
+    if (end === undefined) {
+      const i = buf.lastIndexOf(NL);
+      if (i !== -1) end = i + 1;
+    }
+    while (end !== undefined && end > 0) {
+      const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
+      if (prev === -1 && pos > 0) break; // the line starts before buf: read more
+      if (end - 1 > prev + 1 && visit(buf.toString('utf8', prev + 1, end - 1))) return pos + prev + 1;
+      end = prev + 1;
+    }
+    if (pos === 0) return undefined;
+    const n = Math.min(chunk, pos);
+    const more = Buffer.alloc(n);
+    await readFully(fh, more, pos - n);
+    pos -= n;
+    buf = Buffer.concat([more, buf]);
+    if (end !== undefined) end += n;
   }
 }
 
@@ -164,16 +167,53 @@ export async function readLastEvent<E extends StoreEvent>(
   sessionId?: string,
   types?: readonly string[],
 ): Promise<StoredEvent<E> | undefined> {
+  const { visit, found } = lastEventMatcher(parseEvent, sessionId, types);
+  await scanBackward(path, visit);
+  return found();
+}
+
+function lastEventMatcher<E extends StoreEvent>(
+  parseEvent: EventParser<E>,
+  sessionId?: string,
+  types?: readonly string[],
+) {
   const marks = types?.map((t) => `"type":${JSON.stringify(t)}`);
   let found: StoredEvent<E> | undefined;
-  await scanBackward(path, (line) => {
+  const visit = (line: string): boolean => {
     if (marks && !marks.some((m) => line.includes(m))) return false;
     const ev = parseStoredLine(line, parseEvent);
     if (ev && (sessionId === undefined || ev.sessionId === sessionId) && (!types || types.includes(ev.event.type)))
       found = ev;
     return found !== undefined;
-  });
-  return found;
+  };
+  return { visit, found: () => found };
+}
+
+/** A file's size, with its last valid event (of `sessionId`, when given) up to that size. */
+export interface FileTail<E extends StoreEvent> {
+  size: number;
+  last: StoredEvent<E> | undefined;
+}
+
+/**
+ * The file's size, then its last valid event within that size, through one handle: what it answers describes one
+ * prefix of the file even while an append lands. `undefined` for a missing file.
+ */
+export async function readTail<E extends StoreEvent>(
+  path: string,
+  parseEvent: EventParser<E>,
+  sessionId?: string,
+): Promise<FileTail<E> | undefined> {
+  const fh = await openIfThere(path);
+  if (!fh) return undefined;
+  try {
+    const { size } = await fh.stat();
+    const { visit, found } = lastEventMatcher(parseEvent, sessionId);
+    await scanHandle(fh, size, visit);
+    return { size, last: found() };
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Rejects at the end of the file. */

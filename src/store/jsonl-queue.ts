@@ -141,7 +141,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
       if (turns) turnIndexes.written(turns, lines, results.flat(), state.size);
       state.size += bytes.length;
       extend(state, results.flat(), weights);
-      batch.forEach((op, i) => op.resolve(results[i] ?? [], turns?.order.length));
+      batch.forEach((op, i) => op.resolve(results[i] ?? [], turns?.order.length, state.size));
     } catch (e) {
       const err = storeError(e, 'append', slot.id);
       for (const op of batch) op.reject(err);

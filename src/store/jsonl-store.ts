@@ -9,6 +9,8 @@ import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles,
 import { createJsonlListing } from './jsonl-listing.ts';
 import { createOpenTurnMarks } from './jsonl-open-turns.ts';
 import { createJsonlRecency } from './jsonl-recency.ts';
+import { sessionFileReader } from './jsonl-recency-build.ts';
+import { cleanSnapshots } from './jsonl-recency-file.ts';
 import { createSessionQueue } from './jsonl-queue.ts';
 import { covers, createSessionCache } from './jsonl-sessions.ts';
 import { createJournaling } from './jsonl-replay.ts';
@@ -89,14 +91,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     loads,
   });
   const { slots, slotOf, setState, windowOf, ensureLoaded, loadSince, turnsOf, latestOf } = cache;
-  /** The sessions of `range` (all without one), each loaded one's last event taken from memory. */
-  const listed = async (range?: Parameters<EventStore<E>['list']>[0]) => {
-    await ensureDir();
-    await ready();
-    return listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
-  };
-  const known = (id: string) => slots.get(id)?.state?.turns?.order.length; // an index in memory holds every write
-  const recency = createJsonlRecency(listed, async (id) => known(id) ?? loads.run(() => turnIndexes.count(id)));
+  const recency = createJsonlRecency({
+    dir,
+    log,
+    ready: () => ensureDir().then(ready),
+    read: sessionFileReader(dir, parseEvent, turnIndexes, loads),
+    saveMs: options.recencySaveMs ?? 30_000,
+    fsync,
+  });
   const { enqueue, task, drains } = createSessionQueue<E>({
     log,
     journal,
@@ -114,9 +116,11 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       const batch = prepareAppend(sessionId, events);
       if (!batch) return [];
       const { jsons, ts } = batch;
+      const slot = slotOf(sessionId);
       return new Promise<StoredEvent<E>[]>((resolve, reject) => {
-        const done = (stored: StoredEvent<E>[], turns?: number) => resolve(recency.placed(sessionId, stored, turns));
-        enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve: done, reject });
+        const done = (stored: StoredEvent<E>[], turns: number | undefined, size: number) =>
+          resolve(recency.placed(sessionId, stored, turns, slot.path, size));
+        enqueue(slot, { kind: 'append', jsons, ts, resolve: done, reject });
       });
     },
 
@@ -139,15 +143,10 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           await unlink(fresh).catch(() => undefined);
         }
         const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, slot.id, json));
-        setState(slot, {
-          ...windowOf(
-            stored,
-            jsons.map((json) => json.length),
-          ),
-          size: bytes.length,
-          checked: false,
-        });
-        return recency.placed(sessionId, stored, new Set(stored.flatMap((e) => turnOf(e.event) ?? [])).size);
+        const weights = jsons.map((json) => json.length);
+        setState(slot, { ...windowOf(stored, weights), size: bytes.length, checked: false });
+        const turns = new Set(stored.flatMap((e) => turnOf(e.event) ?? [])).size;
+        return recency.placed(sessionId, stored, turns, slot.path, bytes.length);
       });
     },
 
@@ -200,7 +199,11 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async list(range) {
       guard();
-      return listed(range).catch((e: unknown) => Promise.reject(storeError(e, 'list')));
+      const known = (id: string) => slots.get(id)?.state?.events.at(-1); // a loaded session's last event
+      return ensureDir()
+        .then(ready)
+        .then(() => listing.list(known, range))
+        .catch((e: unknown) => Promise.reject(storeError(e, 'list')));
     },
 
     async recent(query) {
@@ -244,12 +247,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async open() {
       try {
+        await recency.opening();
         await ensureDir();
         await checkWritable(dir);
         dirLock ??= await lockDir(dir, fsync);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
-        await turnIndexes.clean();
+        await Promise.all([turnIndexes.clean(), cleanSnapshots(dir)]);
         await ready();
+        recency.start();
       } catch (e) {
         await dirLock?.release(); // a store that cannot open holds nothing
         dirLock = undefined;
@@ -275,11 +280,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async storeId() {
       guard();
-      try {
-        return await identity();
-      } catch (e) {
-        throw storeError(e, 'storeId');
-      }
+      return identity().catch((e: unknown) => Promise.reject(storeError(e, 'storeId')));
     },
 
     close() {
@@ -289,9 +290,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await pool.closeAll();
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();
-        recency.clear();
+        const marked = await recency.close(); // every write is in its file
         await turnIndexes.flushed();
-        await dirLock?.release();
+        if (dirLock) await dirLock.release().then(marked);
       })();
       return closing;
     },

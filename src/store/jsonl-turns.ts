@@ -177,20 +177,20 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     },
 
     /**
-     * How many turns the session's log holds, from its saved index (and the lines after it) or the whole log, without
-     * holding the session's turn: a build that lets writes made meanwhile win (jsonl-recency.ts). An index it had to
-     * build over `SAVE_COUNTED_BYTES` or more of log is saved (in the background), so the next count reads it; a short
-     * log is read again rather than written beside.
+     * How many turns the session's log holds (its first `end` bytes, when given: a prefix read already), from its
+     * saved index (and the lines after it) or the whole log, without holding the session's turn: a build that lets
+     * writes made meanwhile win (jsonl-recency.ts). An index it had to build over `SAVE_COUNTED_BYTES` or more of log
+     * is saved (in the background), so the next count reads it; a short log is read again rather than written beside.
      */
-    async count(sessionId: string): Promise<number> {
-      const logPath = join(dir, fileNameOf(sessionId));
-      const turns = (await readSaved(logPath)) ?? emptyTurns();
+    async count(sessionId: string, end?: number, logPath = join(dir, fileNameOf(sessionId))): Promise<number> {
+      const saved = await readSaved(logPath);
+      const turns = saved && (end === undefined || saved.toEnd <= end) ? saved : emptyTurns();
       const from = turns.toEnd;
-      const rest = await loadLog(logPath, sessionId, log, parseEvent, from);
+      const rest = await loadLog(logPath, sessionId, log, parseEvent, from, end);
       if (rest) indexLines(turns, rest);
       if (turns.toEnd - from >= SAVE_COUNTED_BYTES) {
-        const saved = save(logPath, turns).finally(() => saves.delete(saved));
-        saves.add(saved);
+        const saving = save(logPath, turns).finally(() => saves.delete(saving));
+        saves.add(saving);
       }
       return turns.order.length;
     },

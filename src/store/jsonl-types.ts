@@ -21,6 +21,8 @@ export interface JsonlStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   journalIdleMs?: number;
   /** Sessions whose turn index stays in memory (LRU; saved when dropped). Default 64. */
   maxIndexedSessions?: number;
+  /** The sessions by update time are saved at most this long after they change (jsonl-recency.ts). Default 30 000. */
+  recencySaveMs?: number;
 }
 
 /** A session's newest events in memory: at most `maxCachedEvents` and `maxCachedBytes` (at least the last). */
@@ -46,8 +48,11 @@ export interface AppendOp<E extends StoreEvent> {
   kind: 'append';
   jsons: string[];
   ts: string;
-  /** `turns`: how many turns the session holds after the batch, when its turn index was in memory. */
-  resolve: (stored: StoredEvent<E>[], turns?: number) => void;
+  /**
+   * `turns`: how many turns the session holds after the batch, when its turn index was in memory; `size`: its
+   * file's bytes after the batch.
+   */
+  resolve: (stored: StoredEvent<E>[], turns: number | undefined, size: number) => void;
   reject: (e: unknown) => void;
 }
 /** Any other operation in the session's turn; `run` never rejects. */

@@ -6,6 +6,7 @@
  *   search and one splice. A page costs a binary search and what it answers; `total` is an array's length.
  * - Each entry keeps its session's number of turns, and the index their sums per owner and overall, changed by the
  *   same `set`/`remove` (`EventStore.turnTotal`): reading one costs a map lookup.
+ * - An engine may keep more with each session (`X`, the JSONL store its file): given with every `set` and `load`.
  */
 import { compareKeys, splitSessionKey } from '../session-id.ts';
 import { partitionPoint } from './stored-event.ts';
@@ -14,7 +15,6 @@ import type { RecentPage, RecentQuery, SessionInfo } from './types.ts';
 type Position = Pick<SessionInfo, 'id' | 'updatedAt'>;
 /** A session as the index keeps it: with its number of turns. */
 export type CountedSession = SessionInfo & { turns: number };
-type Entry = CountedSession;
 
 /** The arrays' order: oldest first, then key in reverse code point order (the listing's order reversed). */
 const ascending = (a: Position, b: Position): number =>
@@ -22,22 +22,28 @@ const ascending = (a: Position, b: Position): number =>
 
 const ownerOf = (key: string): string => splitSessionKey(key).owner ?? '';
 
-export interface RecencyIndex {
+export interface RecencyIndex<X extends object = object> {
   /**
    * Places the session at its last event (`info`), replacing where it was, with `turns` turns (`undefined`: as many
    * as it had, 0 for a session it did not hold).
    */
-  set(info: SessionInfo, turns?: number): void;
+  set(info: SessionInfo & X, turns?: number): void;
   remove(id: string): void;
-  /** Adds the sessions it does not hold yet, sorting once (a build from a listing); keeps those it holds. */
-  load(infos: readonly CountedSession[]): void;
+  /**
+   * Adds the sessions it does not hold yet, sorting once (a build from a listing; oldest first sorts fastest); keeps
+   * those it holds. The objects given become its entries: they must not change afterwards.
+   */
+  load(infos: readonly (CountedSession & X)[]): void;
   page(query: RecentQuery): RecentPage;
+  /** Every session it holds, oldest first. */
+  sessions(): readonly (CountedSession & X)[];
   /** How many turns the sessions of `owner` (every session when undefined) hold. */
   turnTotal(owner?: string): number;
   clear(): void;
 }
 
-export function createRecencyIndex(): RecencyIndex {
+export function createRecencyIndex<X extends object = object>(): RecencyIndex<X> {
+  type Entry = CountedSession & X;
   const entries = new Map<string, Entry>();
   const all: Entry[] = [];
   const byOwner = new Map<string, Entry[]>();
@@ -72,7 +78,7 @@ export function createRecencyIndex(): RecencyIndex {
         take(all, old);
         take(mine, old);
       }
-      const entry = { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt, turns: turns ?? old?.turns ?? 0 };
+      const entry: Entry = { ...info, turns: turns ?? old?.turns ?? 0 };
       count(info.id, entry.turns - (old?.turns ?? 0));
       entries.set(info.id, entry);
       insert(all, entry);
@@ -95,7 +101,7 @@ export function createRecencyIndex(): RecencyIndex {
     load(infos) {
       for (const info of infos)
         if (!entries.has(info.id)) {
-          entries.set(info.id, { id: info.id, lastSeq: info.lastSeq, updatedAt: info.updatedAt, turns: info.turns });
+          entries.set(info.id, info);
           count(info.id, info.turns);
         }
       all.length = 0;
@@ -120,6 +126,8 @@ export function createRecencyIndex(): RecencyIndex {
       }
       return { sessions, total: list.length };
     },
+
+    sessions: () => all,
 
     turnTotal: (owner) => (owner === undefined ? turnsAll : (turnsOf.get(owner) ?? 0)),
 
