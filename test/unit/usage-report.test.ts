@@ -17,8 +17,9 @@ const entry = (amount: number, when: string, more: Partial<SpendEntry> = {}): Sp
   ...{ principal: 'alice', sessionId: sessionKey('alice', 's1'), kind: 'step', model: 'm1', at: at(when) },
   ...{ amount, currency: 'USD', source: 'provider', promptTokens: 10, completionTokens: 5, ...more },
 });
+/** The entries as the ledger's scan hands them on: a page at a time, each read awaited. */
 async function* listed(entries: SpendEntry[]) {
-  yield* entries;
+  for (const e of entries) yield await Promise.resolve(e);
 }
 const sum = (entries: SpendEntry[], groupBy: GroupBy, maxEntries = 1000, timeZone = 'UTC') =>
   summarize(listed(entries), { to: at('2027-01-01T00:00:00Z'), groupBy, timeZone, maxEntries });
