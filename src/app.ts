@@ -13,7 +13,6 @@ import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
 import { memoryMount } from './memory/feature/mount.ts';
-import { webhooksMount } from './webhooks/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
 import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
@@ -110,7 +109,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
   });
   // Finished work announced (webhooks, A2A push): one outbox, one reaction to the stored facts.
-  const { outbox, webhooks, reactions, spend } = announcementsOf(config, {
+  const { outbox, webhooks, reactions, spend, mounts } = announcementsOf(config, {
     ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
     push: () => a2aPush.target,
   });
@@ -198,7 +197,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const mcpFace = createHttpFace(serverFace);
   // The features, one mount each (src/http/feature-mount.ts): their routes in this order, and their lifecycle.
-  const features = [schedules.mount, memoryMount({ clock, memory }), webhooksMount({ clock, bus, webhooks })];
+  const features = [schedules.mount, memoryMount({ clock, memory }), ...mounts];
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),

@@ -1,7 +1,8 @@
 /**
  * createApp's announcements of finished work (webhooks, A2A push): one outbox on the sessions' record store, the
  * webhooks' service and dispatcher (which sends both kinds), and the reactions that hand them each stored fact
- * (src/agent/react: caught up from their checkpoints when a session opens); the spend ledger is one of them.
+ * (src/agent/react: caught up from their checkpoints when a session opens); the spend ledger is one of them. `mounts`:
+ * the features made here (the webhooks' routes and lifecycle, the usage report), in their routes' order.
  */
 import { createReactions } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
@@ -15,13 +16,14 @@ import {
   type DeliveryMetrics,
   type PushAnnouncer,
 } from '../webhooks/index.ts';
+import { webhooksMount } from '../webhooks/feature/mount.ts';
 
 type WebhookDeps = Parameters<typeof createWebhookService>[0];
 
 export function announcementsOf(
   config: WebhookDeps['config'] & Pick<AgentConfig, 'budgets'>,
   deps: {
-    bus: WebhookDeps['bus'];
+    bus: WebhookDeps['bus'] & Parameters<typeof webhooksMount>[0]['bus'];
     records: records.RecordStore;
     clock: Clock;
     log: Logger;
@@ -48,5 +50,6 @@ export function announcementsOf(
     log: deps.log.child({ component: 'reactions' }),
     now: () => deps.clock.now(),
   });
-  return { outbox, webhooks, reactions, spend };
+  const mounts = [webhooksMount({ clock: deps.clock, bus: deps.bus, webhooks }), spend.mount];
+  return { outbox, webhooks, reactions, spend, mounts };
 }

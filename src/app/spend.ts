@@ -1,6 +1,6 @@
 /**
  * createApp's spend: the ledger of priced steps on the sessions' record store (filled by its reaction, read by the
- * usage report) and, with `budgets`, the gate each model step passes (src/spend).
+ * usage report, whose mount this makes) and, with `budgets`, the gate each model step passes (src/spend).
  */
 import type { SpendPort } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
@@ -8,6 +8,7 @@ import type { AgentConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { records } from '../store/index.ts';
 import { createBudgetGate, createLedger, spendReaction } from '../spend/index.ts';
+import { usageMount } from '../spend/feature/mount.ts';
 
 export function spendOf(
   config: Pick<AgentConfig, 'budgets'>,
@@ -17,5 +18,6 @@ export function spendOf(
   const ledger = createLedger(deps.records, { timeZone: config.budgets?.timeZone ?? 'UTC', log });
   const gate: SpendPort | undefined =
     config.budgets && createBudgetGate(config.budgets, ledger, () => deps.clock.now());
-  return { ledger, reaction: spendReaction(ledger), gate };
+  const mount = usageMount({ clock: deps.clock, ledger, budgets: config.budgets });
+  return { ledger, reaction: spendReaction(ledger), gate, mount };
 }

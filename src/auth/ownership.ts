@@ -54,15 +54,22 @@ export function namespaceRange(owner: string): KeyRange {
 }
 
 /**
- * The `?owner=` rule of every route that names whose data it reaches (sessions, memory): only an admin may name an
- * owner other than its own (`own`); anyone else is refused FORBIDDEN before anything is read.
+ * The `?owner=` rule of every route that names whose data it reaches (sessions, memory; the usage report's
+ * `?principal=`, named by `field`): only an admin may name an owner other than its own (`own`); anyone else is refused
+ * FORBIDDEN before anything is read.
  */
-export function checkOwnerNamed(principal: Principal, owner: string | undefined, own: string, what: string): void {
+export function checkOwnerNamed(
+  principal: Principal,
+  owner: string | undefined,
+  own: string,
+  what: string,
+  field = 'owner',
+): void {
   if (owner !== undefined && owner !== own && !hasScope(principal, 'admin'))
     throw new AppError('FORBIDDEN', `Only an admin principal may name the owner of ${what}`, {
       scope: 'admin',
       principal: principal.name,
-      field: 'owner',
+      field,
     });
 }
 

@@ -34,6 +34,7 @@ import type {
   profileBody,
 } from '../memory/feature/routes.ts';
 import type { RESPONSES as WEBHOOKS, deliveriesQuery } from '../webhooks/feature/routes.ts';
+import type { RESPONSES as USAGE, usageQuery } from '../spend/feature/routes.ts';
 import type { RouteName } from './routes.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
@@ -113,6 +114,7 @@ export interface RouteTypes {
   getWebhook: Io<Out<(typeof WEBHOOKS)['webhook']>>;
   deleteWebhook: Io<Out<(typeof WEBHOOKS)['webhook']>>;
   deliveries: Io<Out<(typeof WEBHOOKS)['deliveries']>, never, In<typeof deliveriesQuery>>;
+  usage: Io<Out<(typeof USAGE)['usage']>, never, In<typeof usageQuery>>;
 }
 
 /** The compiler names a route of ROUTES without types, or types of no route. */

@@ -115,6 +115,8 @@ export const ROUTES = {
   getWebhook: { method: 'GET', path: '/api/webhooks/:webhookId' },
   deleteWebhook: { method: 'DELETE', path: '/api/webhooks/:webhookId' },
   deliveries: { method: 'GET', path: '/api/webhooks/:webhookId/deliveries', query: ['limit'] },
+
+  usage: { method: 'GET', path: '/api/usage', query: ['principal', 'from', 'to', 'groupBy'] },
 } as const satisfies Record<string, RouteInfo>;
 
 export type RouteName = keyof typeof ROUTES;

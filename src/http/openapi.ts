@@ -95,7 +95,11 @@ const TAGS: { name: string; description: string; path: RegExp }[] = [
     description: 'MCP servers and A2A agents: tools, resources, prompts, sign-in',
     path: /^\/api\/(mcp|connect-|oauth)/,
   },
-  { name: 'Operations', description: 'Health, metrics, configuration', path: /^\/(api\/health|metrics|api\/config)/ },
+  {
+    name: 'Operations',
+    description: 'Health, metrics, usage, configuration',
+    path: /^\/(api\/health|metrics|api\/config|api\/usage)/,
+  },
   { name: 'Pages', description: 'The console, the inspector, these docs', path: /./ },
 ];
 const tagOf = (path: string) => (TAGS.find((t) => t.path.test(path)) ?? TAGS[TAGS.length - 1]!).name;

@@ -24,21 +24,23 @@ export interface BudgetCheck {
 
 const round = (amount: number): number => Math.round(amount * 1e9) / 1e9;
 
+/** A principal's limits: its `principals` entry, else `default`. */
+export const limitsOf = (config: BudgetsConfig, principal: string): BudgetLimits =>
+  Object.hasOwn(config.principals, principal) ? config.principals[principal]! : config.default;
+
 export function createBudgetGate(config: BudgetsConfig, ledger: Ledger, now: () => number) {
-  const limitsOf = (principal: string): BudgetLimits =>
-    Object.hasOwn(config.principals, principal) ? config.principals[principal]! : config.default;
   const { currency } = config;
 
   return {
     /** Whether the principal of `sessionKey` has any limit (none: no check, no ledger read). */
     applies(sessionKey: string): boolean {
-      const l = limitsOf(spenderOf(sessionKey));
+      const l = limitsOf(config, spenderOf(sessionKey));
       return l.day !== undefined || l.month !== undefined || l.session !== undefined;
     },
     /** The first budget the next step would pass, or undefined. */
     async check({ sessionKey, sessionSpent, estimate }: BudgetCheck): Promise<BudgetOver | undefined> {
       const principal = spenderOf(sessionKey);
-      const limits = limitsOf(principal);
+      const limits = limitsOf(config, principal);
       const totals = await ledger.totals(principal, now(), sessionKey);
       const spent = {
         session: sessionSpent,

@@ -2,7 +2,7 @@
  * The spend ledger, on the sessions' medium through the record store (shared by every instance on Redis, kept across
  * restarts on JSONL):
  * - **Entries** (`spend`, id `<session>#<seq>`): one per priced fact (a model step, a summary, a sampling request),
- *   indexed by time under its principal (`by-principal`) and under `*` (`all`): what the usage report reads.
+ *   indexed by time under its principal (`by-principal`) and under `*` (`all`): what the usage report reads (`scan`).
  * - **Totals** (`spend-total`, id `<principal>|<period key>`): per principal and day and month, amounts per currency,
  *   and `raisedTo` when a person raised that period's limit: what a budget check reads (two records, one read).
  * - `record` writes an entry and adds it to its day's and month's totals in one commit, the entry put only where it is
@@ -90,6 +90,14 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
       const [d, m, s] = (await totals.getMany(ids)).map((t) => t?.value ?? empty());
       return { day: { ...d!, period: day }, month: { ...m!, period: month }, session: { ...s!, period: session } };
     },
+    /** The principal's totals of the day and the month of instant `at` (what a usage report shows of its budgets). */
+    async periods(principal: string, at: number) {
+      const { day, month } = periodsOf(at, timeZone);
+      const [d, m] = (await totals.getMany([totalId(principal, day), totalId(principal, month)])).map(
+        (t) => t?.value ?? empty(),
+      );
+      return { day: { ...d!, period: day }, month: { ...m!, period: month } };
+    },
     /** Raises the principal's limit for `period` (a day, a month, or a session: `s:<session key>`) to `limit`. */
     async raise(principal: string, period: Pick<Period, 'key' | 'endsAt'>, limit: number): Promise<void> {
       const id = totalId(principal, period);
@@ -102,15 +110,25 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
       }
       throw new Error(`spend ledger: could not raise ${id} (too many concurrent writers)`);
     },
-    /** Entries of `principal` (ALL_PRINCIPALS: everyone's) stored in [from, to], oldest first. */
-    entries: (principal: string, from: number, to: number, limit?: number) =>
-      entries.query({
-        index: principal === ALL_PRINCIPALS ? 'all' : 'by-principal',
-        group: principal,
-        min: from,
-        max: to,
-        ...(limit !== undefined && { limit }),
-      }),
+    /**
+     * Entries of `principal` (undefined: everyone's) stored in [from, to], oldest first, read `pageSize` at a time
+     * (each page one bounded read of the medium) until the caller stops: what a usage report goes through.
+     */
+    async *scan(principal: string | undefined, from: number, to: number, pageSize = 1000): AsyncGenerator<SpendEntry> {
+      const where =
+        principal === undefined ? { index: 'all', group: ALL_PRINCIPALS } : { index: 'by-principal', group: principal };
+      let after: { score: number; id: string } | undefined;
+      for (;;) {
+        const page = await entries.query({
+          ...{ ...where, min: from, max: to, limit: pageSize },
+          ...(after && { after }),
+        });
+        for (const item of page) yield item.value;
+        const last = page.at(-1);
+        if (!last) return; // not on a short page: one the schema filtered may end before the group does
+        after = { score: last.value.at, id: last.id };
+      }
+    },
   };
 }
 

@@ -21,6 +21,12 @@ function instantOfWall(zone: string, wall: number): number {
   return wall - offsetAt(zone, guess);
 }
 
+/** The instant wall date `date` (`YYYY-MM-DD`) begins in `zone`: its midnight, or the first instant after it. */
+export function startOfDate(date: string, zone: string): number {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return instantOfWall(zone, Date.UTC(y, m - 1, d));
+}
+
 /** The day and the month of instant `at` in `zone`. */
 export function periodsOf(at: number, zone: string): Record<PeriodKind, Period> {
   const wall = new Date(at + offsetAt(zone, at));

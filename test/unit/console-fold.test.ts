@@ -235,7 +235,7 @@ describe('the console fold', () => {
     expect(shown(state)).toEqual(['user: Hi', 'tool echo approval:approve → ok']);
   });
 
-  it('names who approved when a signed-in caller did, else only what carried the answer', () => {
+  it('names who approved when a signed-in caller did, else only what carried the answer, and a raise', () => {
     const resolved = (principal?: string): ConsoleFrame => ({
       event: 'toolApprovalResolved',
       data: {
@@ -256,6 +256,10 @@ describe('the console fold', () => {
     expect(signedIn).toEqual({ decision: 'approve', by: 'websocket', principal: 'alice' });
     expect(answeredBy(signedIn!)).toBe('by alice (websocket)');
     expect(answeredBy(verdictOf(resolved())!)).toBe('(websocket)');
+    // A budget question approved with a raise keeps the new limit.
+    const raised = resolved('ops');
+    if (raised.event === 'toolApprovalResolved') raised.data.raiseTo = 0.05;
+    expect(verdictOf(raised)).toEqual({ decision: 'approve', by: 'websocket', principal: 'ops', raiseTo: 0.05 });
   });
 
   it("keeps a turn error once, drops the turn's empty reply, and keeps each refused-frame error", () => {

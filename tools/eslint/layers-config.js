@@ -61,6 +61,7 @@ const APP_PARTS_USES = [
   'schedulesFeature',
   'memoryFeature',
   'webhooksFeature',
+  'spendFeature',
 ];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
@@ -215,6 +216,8 @@ export const LAYERS = {
       path: 'src/webhooks/feature',
       uses: [...LEAVES, 'config', 'bus', 'http', 'webhooks', 'webhooksMessages'],
     },
+    // The usage report (GET /api/usage) over the spend ledger.
+    spendFeature: { path: 'src/spend/feature', uses: [...LEAVES, 'config', 'auth', 'http', 'memory', 'spend'] },
     // The faces: each mounts on the front end through the endpoint kit of `http` (src/http/face-endpoint.ts), which
     // imports no face. The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...FACE_USES, 'toolsMessages'] },
@@ -247,6 +250,7 @@ export const LAYERS = {
         'schedulesFeature',
         'memoryFeature',
         'webhooksFeature',
+        'spendFeature',
       ],
     },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },

@@ -8,11 +8,13 @@ import { pretty, resultParts } from './results.js';
 import { elicitationBox } from './elicitation-form.js';
 import { showMarkdown } from './markdown.js';
 import { answeredBy } from './transcript.js';
+import { budgetEntry, isBudgetQuestion } from './budget-question.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
 /** @typedef {import('./transcript.js').CompactionItem} CompactionItem */
 /** @typedef {import('./elicitation-form.js').Elicit} Elicit */
+/** @typedef {import('./budget-question.js').Answer} Answer */
 
 /** A token count as the page shows it. @param {number} n */
 export const tokens = (n) => n.toLocaleString('en');
@@ -44,7 +46,7 @@ function compactionEntry(item) {
 
 /**
  * @param {ToolItem} item
- * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ * @param {Answer} answer
  * @param {Elicit} elicit
  */
 function toolEntry(item, answer, elicit) {
@@ -123,7 +125,7 @@ function replyEntry(item, li = el('li')) {
 
 /**
  * @param {Item} item
- * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ * @param {Answer} answer
  * @param {Elicit} elicit
  * @returns {HTMLElement}
  */
@@ -134,7 +136,7 @@ function entry(item, answer, elicit) {
     case 'assistant':
       return replyEntry(item);
     case 'tool':
-      return toolEntry(item, answer, elicit);
+      return isBudgetQuestion(item) ? budgetEntry(item, answer) : toolEntry(item, answer, elicit);
     case 'error':
       return el('li', { className: 'error', textContent: `${item.code}: ${item.message}` });
     case 'reset':
@@ -157,8 +159,8 @@ function entry(item, answer, elicit) {
 
 /**
  * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
- * @param {{ answer: (callId: string, decision: 'approve' | 'deny') => void, elicit: Elicit }} options  sends a person's answer to a call
- *   waiting for approval (`answer`), and to a tool server's question (`elicit`)
+ * @param {{ answer: Answer, elicit: Elicit }} options  sends a person's answer to a call waiting for approval (`answer`;
+ *   a budget question's may raise the limit), and to a tool server's question (`elicit`)
  */
 export function createTranscript(list, { answer, elicit }) {
   /** @type {Map<string, { item: Item, node: HTMLElement }>} */

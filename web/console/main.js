@@ -10,6 +10,7 @@ import { bindConnectForm } from './connect-form.js';
 import { apiKey, live } from './live.js';
 import { createAttachments } from './resources.js';
 import { createSchedulePanel } from './schedules.js';
+import { createSpendPanel, money } from './spend.js';
 import { createServerPanel } from './servers.js';
 import { fold, initialState, sessionView } from './transcript.js';
 import { readAllPages } from './pages.js';
@@ -38,8 +39,9 @@ let listed = new Set([current]);
 let events;
 
 const transcript = createTranscript($('transcript'), {
-  answer: (callId, decision) => {
-    if (!events?.send({ type: 'approval', sessionId: current, callId, decision }))
+  answer: (callId, decision, raiseTo) => {
+    const raise = raiseTo !== undefined && { raiseTo };
+    if (!events?.send({ type: 'approval', sessionId: current, callId, decision, ...raise }))
       status('not connected; try again in a moment');
   },
   elicit: (id, action, content) => {
@@ -66,6 +68,7 @@ const servers = createServerPanel($('servers'), status, {
 });
 
 const schedules = createSchedulePanel({ panel: $('schedules-panel'), list: $('schedules') }, { open: show, status });
+const spend = createSpendPanel({ panel: $('spend-panel'), list: $('spend') }, status);
 
 let scheduled = false;
 /** Renders from the state, at most once a frame. */
@@ -102,24 +105,20 @@ function dispatch(frame) {
 
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let usageTimer;
-/** Reloads the session list (and so its usage) once the frames of a burst have come. */
+/** Reloads the session list (and so its usage) and the spend panel once the frames of a burst have come. */
 function reloadUsage() {
   clearTimeout(usageTimer);
   usageTimer = setTimeout(() => {
-    if (connected) loadSessions().catch(needKey);
+    if (!connected) return;
+    loadSessions().catch(needKey);
+    spend.refresh();
   }, 250);
 }
 
 /** @param {Usage} u */
 const usageDetail = (u) => `${tokens(u.promptTokens)} prompt + ${tokens(u.completionTokens)} completion`;
 /** What the priced steps cost, per currency (`, $0.0042`), or nothing when none was priced. @param {Usage} u */
-const spent = (u) =>
-  (u.costs ?? [])
-    .map(({ amount, currency }) =>
-      new Intl.NumberFormat('en', { style: 'currency', currency, maximumSignificantDigits: 3 }).format(amount),
-    )
-    .map((money) => `, ${money}`)
-    .join('');
+const spent = (u) => (u.costs ?? []).map(({ amount, currency }) => `, ${money(amount, currency)}`).join('');
 
 /**
  * Asks for the API key when the service refuses us, then starts over with it. Other failures show as
@@ -231,6 +230,7 @@ function start() {
           loadServers().catch(needKey);
           loadSessions().catch(needKey);
           schedules.start();
+          spend.refresh();
         } else if (link === 'closed') {
           if (connected) status('disconnected; reconnecting…');
           connected = false;

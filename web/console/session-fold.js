@@ -205,6 +205,7 @@ export function foldSession(view, frame) {
       const verdict = { decision: d.decision, by: d.by };
       if (d.principal !== undefined) verdict.principal = d.principal;
       if (d.reason !== undefined) verdict.reason = d.reason;
+      if (d.raiseTo !== undefined) verdict.raiseTo = d.raiseTo;
       items = put(items, { ...call, approval: { expiresAt: call.approval?.expiresAt ?? '', verdict } });
       break;
     }

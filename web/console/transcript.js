@@ -50,7 +50,7 @@ import { foldSession } from './session-fold.js';
  * @typedef {{ kind: 'user', key: string, order: number, content: string, hasImage: boolean, resources?: { serverId: string, uri: string }[], prompt?: { serverId: string, name: string } }} UserItem
  * @typedef {{ kind: 'assistant', key: string, order: number, turnId: string, text: string, done: boolean }} AssistantItem
  * @typedef {{ by: string, principal?: string }} Answerer  what answered a question (`rest`, `websocket`, `timeout`, ...) and, signed in, who
- * @typedef {Answerer & { decision: 'approve' | 'deny', reason?: string }} Verdict
+ * @typedef {Answerer & { decision: 'approve' | 'deny', reason?: string, raiseTo?: number }} Verdict  (`raiseTo`: a budget question's raise)
  * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
  * @typedef {{ success: boolean, result: unknown, durationMs: number }} ToolOutcome
  * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: Answerer & { action: string } }} Elicitation
