@@ -42,14 +42,21 @@ export const backoff = (options: ClientOptions, attempt: number): number =>
  * A stream's own stop: aborted with the caller's `signal` (one aborted already too) or at its first failure (`fail`),
  * which `failure` keeps for the stream to throw instead of the abort; `end` stops it and lets go of the caller's signal.
  */
-export function streamStop(signal: AbortSignal | undefined) {
+export interface StreamStop {
+  signal: AbortSignal;
+  failure: unknown;
+  fail: (err: unknown) => void;
+  end: () => void;
+}
+
+export function streamStop(signal: AbortSignal | undefined): StreamStop {
   const stop = new AbortController();
   const abort = () => stop.abort(signal?.reason);
   if (signal?.aborted) abort();
   signal?.addEventListener('abort', abort, { once: true });
-  const s = {
+  const s: StreamStop = {
     signal: stop.signal,
-    failure: undefined as unknown,
+    failure: undefined,
     fail: (err: unknown) => {
       s.failure ??= err;
       stop.abort(err);
