@@ -163,6 +163,14 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       const last = stored.at(-1)?.seq ?? (since === 0 ? 0 : await lastSeqOf(store, payload.sessionId));
       return { frames, lastSeq: last };
     }),
+    bus.handle('agent.toolApp', async ({ payload }) => {
+      const stored = await store.read(payload.sessionId, 0);
+      for (let i = stored.length - 1; i >= 0; i--) {
+        const e = stored[i]!.event;
+        if (e.type === 'toolResult' && e.callId === payload.callId) return e.app ? { app: e.app } : {};
+      }
+      return {};
+    }),
     bus.handle('agent.thread', async ({ payload }) => {
       const reset = await store.latest(payload.sessionId, ['reset']);
       return { facts: await store.read(payload.sessionId, reset?.seq ?? 0) };

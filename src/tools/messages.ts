@@ -66,8 +66,11 @@ export type McpCommands = {
     payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string };
     result: ExecutionResult;
   };
-  /** Tools offered to the model right now. */
-  'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
+  /**
+   * Tools offered to the model right now; `withAppOnly`: and those only MCP Apps may call (`_meta.ui.visibility`
+   * without "model"), which `mcp.callModelTool` runs by name too (catalogue.ts).
+   */
+  'mcp.modelTools': { payload: { withAppOnly?: boolean }; result: ModelTool[] };
   /** By model-visible name; never throws for tool failures. `hops`: src/conversation/hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {

@@ -19,7 +19,7 @@ import { splitSessionKey } from '../session-id.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { createServerConnector } from './connect-server.ts';
-import { toModelTool, toToolRecord } from './catalogue.ts';
+import { offered, toToolRecord } from './catalogue.ts';
 import { liveConnection, type McpServiceOptions, type PoolOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
 import { createToolCalls } from './tool-calls.ts';
@@ -142,7 +142,7 @@ export function createMcpService(options: McpServiceOptions) {
     bus.handle('mcp.signIn', ({ payload }) => redacted(signIns.signIn(payload))),
     bus.handle('mcp.signInStatus', ({ payload }) => redacted(signIns.status(payload))),
     bus.handle('mcp.signOut', ({ payload }) => redacted(signIns.signOut(payload))),
-    bus.handle('mcp.modelTools', () => [...pool.catalogue().values()].map(toModelTool)),
+    bus.handle('mcp.modelTools', ({ payload }) => offered(pool.catalogue(), payload.withAppOnly === true)),
     bus.handle('mcp.listResources', ({ payload }) => redacted(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) => redacted(requests.readResource(payload.serverId, payload.uri))),
     bus.handle('mcp.subscribeResource', ({ payload }) =>

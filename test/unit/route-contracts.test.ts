@@ -86,6 +86,9 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
   'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
+  'agent.toolApp': {
+    app: { resourceUri: 'ui://echo/app.html', mimeType: 'text/html;profile=mcp-app', html: '<p>app</p>' },
+  },
   'agent.thread': { facts: [] },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },

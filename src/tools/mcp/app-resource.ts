@@ -1,0 +1,135 @@
+/**
+ * The host side of MCP Apps (SEP-1865, `@modelcontextprotocol/ext-apps`) in agentd's MCP client.
+ * - `appCapability`: the `io.modelcontextprotocol/ui` extension with the one MIME type agentd keeps, declared to every
+ *   server whose config does not say `apps: false`.
+ * - `toolUi`: a tool's `_meta.ui`, with `resourceUri` read as the package reads it (the deprecated flat
+ *   `_meta["ui/resourceUri"]` too); a URI that is not `ui://` is no app (and is dropped). `hiddenFromModel`: its
+ *   `visibility` leaves out `"model"` (`["app"]`): the model is not offered it, apps may call it.
+ * - `readToolApp` reads the resource after a call and never throws: a resource that cannot be read, is not of the
+ *   app MIME type, holds no text, or is larger than `maxBytes` gives a `note` saying so. Its `_meta.ui` (the content
+ *   item's, else the read result's) keeps only the specification's fields; a CSP entry that is not an origin is left
+ *   out, and so is a list past MAX_ORIGINS.
+ */
+import { getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
+import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
+import type { ClientCapabilities, ReadResourceResult, Tool } from '@modelcontextprotocol/client';
+import { DEFAULT_APP_MAX_BYTES } from '../../config/server-features.ts';
+import type { McpServerConfig } from '../../config/schema.ts';
+import { APP_MIME_TYPE, type AppUi, type ToolApp } from '../../conversation/tool-app.ts';
+import { messageOf } from '../../errors/index.ts';
+import type { ServerFeatures } from './server-features.ts';
+
+/** Entries kept per CSP list; the longest origin kept. */
+const MAX_ORIGINS = 32;
+const MAX_ORIGIN_CHARS = 256;
+/**
+ * A CSP source agentd passes on: a scheme (http, https, ws, wss), a host (a leading `*.` allowed), an optional port
+ * and path. Nothing that could end a directive or the header (`;`, `,`, quotes, spaces) fits.
+ */
+const ORIGIN = /^(?:https?|wss?):\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?(?:\/[a-z0-9._~%/-]*)?$/i;
+const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/i;
+const CSP_KEYS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'] as const;
+const PERMISSIONS = ['camera', 'microphone', 'geolocation', 'clipboardWrite'] as const;
+
+/** What apps a server's config allows: none (`apps: false`), or up to `maxBytes`. */
+export function appSettings(config: McpServerConfig): { maxBytes: number } | undefined {
+  if (config.apps === false) return undefined;
+  return { maxBytes: (typeof config.apps === 'object' && config.apps.maxBytes) || DEFAULT_APP_MAX_BYTES };
+}
+
+export const appCapability = (config: McpServerConfig): ClientCapabilities =>
+  appSettings(config) ? { extensions: { [EXTENSION_ID]: { mimeTypes: [APP_MIME_TYPE] } } } : {};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The tool's `_meta.ui` with its `ui://` resourceUri (absent when it names none, or no `ui://` one). */
+export function toolUi(tool: Tool): Record<string, unknown> | undefined {
+  const declared = tool._meta?.ui;
+  const ui = isRecord(declared) ? { ...declared } : {};
+  delete ui.resourceUri;
+  let uri: string | undefined;
+  try {
+    uri = getToolUiResourceUri(tool);
+  } catch {
+    uri = undefined; // not a ui:// URI: no app
+  }
+  if (uri !== undefined) ui.resourceUri = uri;
+  return Object.keys(ui).length > 0 ? ui : undefined;
+}
+
+/** The tool's `visibility` lists who may call it and leaves out the model (the spec's default is both). */
+export function hiddenFromModel(tool: Tool): boolean {
+  const visibility = isRecord(tool._meta?.ui) ? tool._meta.ui.visibility : undefined;
+  return Array.isArray(visibility) && !visibility.includes('model');
+}
+
+/** The `ui://` resource the app of this tool is, when it has one. */
+export const appResourceUri = (tool: Tool): string | undefined => {
+  const uri = toolUi(tool)?.resourceUri;
+  return typeof uri === 'string' ? uri : undefined;
+};
+
+const origins = (value: unknown): string[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const kept = value.filter(
+    (o): o is string => typeof o === 'string' && o.length <= MAX_ORIGIN_CHARS && ORIGIN.test(o),
+  );
+  return kept.slice(0, MAX_ORIGINS);
+};
+
+/** A resource's `_meta.ui` as the specification names it, every CSP entry an origin (others left out). */
+export function appUiOf(raw: unknown): AppUi | undefined {
+  if (!isRecord(raw)) return undefined;
+  const ui: AppUi = {};
+  if (isRecord(raw.csp)) {
+    const csp: NonNullable<AppUi['csp']> = {};
+    for (const key of CSP_KEYS) {
+      const list = origins(raw.csp[key]);
+      if (list) csp[key] = list;
+    }
+    ui.csp = csp;
+  }
+  if (isRecord(raw.permissions)) {
+    const asked = raw.permissions;
+    ui.permissions = Object.fromEntries(PERMISSIONS.filter((p) => isRecord(asked[p])).map((p) => [p, {}]));
+  }
+  if (typeof raw.domain === 'string' && raw.domain.length <= 253 && HOST.test(raw.domain)) ui.domain = raw.domain;
+  if (typeof raw.prefersBorder === 'boolean') ui.prefersBorder = raw.prefersBorder;
+  return Object.keys(ui).length > 0 ? ui : undefined;
+}
+
+/** `text/html; profile=mcp-app` and the like, as the one type they name. */
+const normalMime = (mime: unknown): string =>
+  typeof mime === 'string' ? mime.toLowerCase().replace(/\s+/g, '') : '';
+
+/** The html of a content item: its text, or its base64 blob read as UTF-8. */
+function htmlOf(item: ReadResourceResult['contents'][number]): string | undefined {
+  if ('text' in item && typeof item.text === 'string') return item.text;
+  if ('blob' in item && typeof item.blob === 'string') return Buffer.from(item.blob, 'base64').toString('utf8');
+  return undefined;
+}
+
+/** The app a call of a tool shows, read from its server now; a `note` when it cannot be kept (never throws). */
+export async function readToolApp(
+  features: Pick<ServerFeatures, 'readResource'>,
+  resourceUri: string,
+  maxBytes: number,
+): Promise<ToolApp> {
+  const note = (why: string): ToolApp => ({ resourceUri, note: `No app shown: ${why}` });
+  let read: ReadResourceResult;
+  try {
+    read = await features.readResource(resourceUri);
+  } catch (error) {
+    return note(`its resource ${resourceUri} could not be read (${messageOf(error).slice(0, 200)})`);
+  }
+  const item = read.contents.find((c) => c.uri === resourceUri) ?? read.contents[0];
+  if (!item) return note(`its resource ${resourceUri} has no contents`);
+  if (normalMime(item.mimeType) !== APP_MIME_TYPE)
+    return note(`its resource is ${String(item.mimeType ?? 'of no MIME type')}, not ${APP_MIME_TYPE}`);
+  const html = htmlOf(item);
+  if (html === undefined) return note('its resource holds neither text nor a blob');
+  const bytes = Buffer.byteLength(html, 'utf8');
+  if (bytes > maxBytes) return note(`its resource is ${bytes} bytes, more than the ${maxBytes} kept`);
+  const ui = appUiOf(item._meta?.ui ?? read._meta?.ui);
+  return { resourceUri, mimeType: APP_MIME_TYPE, html, ...(ui && { ui }) };
+}
