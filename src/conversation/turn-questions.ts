@@ -39,7 +39,13 @@ export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Q
 export const toolResultFact = (
   key: TurnKey,
   { callId, toolName, serverId }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId'>,
-  { success, result, text, durationMs, app }: Pick<ModelToolOutcome, 'success' | 'result' | 'text' | 'durationMs' | 'app'>,
+  {
+    success,
+    result,
+    text,
+    durationMs,
+    app,
+  }: Pick<ModelToolOutcome, 'success' | 'result' | 'text' | 'durationMs' | 'app'>,
 ): SessionEvent => ({
   v: EVENT_VERSION,
   type: 'toolResult',

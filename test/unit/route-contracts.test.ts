@@ -114,6 +114,7 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
     resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }],
     resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }],
   },
+  'mcp.readApp': { resourceUri: 'ui://echo/app.html', note: 'No app shown: server "echo" is not connected' },
   'mcp.readResource': {
     serverId: 'echo',
     uri: 'demo://a',

@@ -5,7 +5,8 @@
  * - `toolUi`: a tool's `_meta.ui`, with `resourceUri` read as the package reads it (the deprecated flat
  *   `_meta["ui/resourceUri"]` too); a URI that is not `ui://` is no app (and is dropped). `hiddenFromModel`: its
  *   `visibility` leaves out `"model"` (`["app"]`): the model is not offered it, apps may call it.
- * - `readToolApp` reads the resource after a call and never throws: a resource that cannot be read, is not of the
+ * - `readToolApp` reads the resource after a call (`readServerApp`: whenever asked, over the server's own connection)
+ *   and never throws: a resource that cannot be read, is not of the
  *   app MIME type, holds no text, or is larger than `maxBytes` gives a `note` saying so. Its `_meta.ui` (the content
  *   item's, else the read result's) keeps only the specification's fields; a CSP entry that is not an origin is left
  *   out, and so is a list past MAX_ORIGINS.
@@ -18,6 +19,7 @@ import type { McpServerConfig } from '../../config/schema.ts';
 import { APP_MIME_TYPE, type AppUi, type ToolApp } from '../../conversation/tool-app.ts';
 import { messageOf } from '../../errors/index.ts';
 import type { ServerFeatures } from './server-features.ts';
+import { liveConnection, type ServerEntry } from './server-entry.ts';
 
 /** Entries kept per CSP list; the longest origin kept. */
 const MAX_ORIGINS = 32;
@@ -99,8 +101,7 @@ export function appUiOf(raw: unknown): AppUi | undefined {
 }
 
 /** `text/html; profile=mcp-app` and the like, as the one type they name. */
-const normalMime = (mime: unknown): string =>
-  typeof mime === 'string' ? mime.toLowerCase().replace(/\s+/g, '') : '';
+const normalMime = (mime: unknown): string => (typeof mime === 'string' ? mime.toLowerCase().replace(/\s+/g, '') : '');
 
 /** The html of a content item: its text, or its base64 blob read as UTF-8. */
 function htmlOf(item: ReadResourceResult['contents'][number]): string | undefined {
@@ -132,4 +133,13 @@ export async function readToolApp(
   if (bytes > maxBytes) return note(`its resource is ${bytes} bytes, more than the ${maxBytes} kept`);
   const ui = appUiOf(item._meta?.ui ?? read._meta?.ui);
   return { resourceUri, mimeType: APP_MIME_TYPE, html, ...(ui && { ui }) };
+}
+
+/** The app `resourceUri` of a server, read now over its own connection (`mcp.readApp`); a note when it cannot be. */
+export async function readServerApp(entry: ServerEntry, resourceUri: string): Promise<ToolApp> {
+  const settings = appSettings(entry.config);
+  const connection = liveConnection(entry);
+  if (!settings) return { resourceUri, note: `No app shown: server "${entry.name}" is configured with apps: false` };
+  if (!connection) return { resourceUri, note: `No app shown: server "${entry.name}" is not connected` };
+  return await readToolApp(connection.features, resourceUri, settings.maxBytes);
 }
