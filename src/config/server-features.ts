@@ -84,7 +84,7 @@ export const serverFeatureKeys = {
     .union([z.boolean(), z.strictObject({ maxBytes: optionalPositiveInt() })])
     .optional()
     .describe(
-      "MCP Apps (docs/tool-servers.md, \"MCP Apps\"): agentd declares the `io.modelcontextprotocol/ui` extension, and after each call of a tool that names a `ui://` resource it reads that resource and keeps it with the call in the session's log, up to `maxBytes` (default 1 MiB; a larger one is kept as a note). `false`: the extension is not declared and no resource is read. Default: `true`.",
+      'MCP Apps (docs/tool-servers.md, "MCP Apps"): agentd declares the `io.modelcontextprotocol/ui` extension, and after each call of a tool that names a `ui://` resource it reads that resource and keeps it with the call in the session\'s log, up to `maxBytes` (default 1 MiB; a larger one is kept as a note). `false`: the extension is not declared and no resource is read. Default: `true`.',
     ),
 };
 

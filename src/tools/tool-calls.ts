@@ -31,7 +31,8 @@ import type {
 } from './messages.ts';
 import { capText } from '../conversation/tool-shapes.ts';
 import { resultText } from './mcp/result-text.ts';
-import { appResourceUri, appSettings, hiddenFromModel, readToolApp } from './mcp/app-resource.ts';
+import { appSettings } from './mcp/app-capability.ts';
+import { appResourceUri, hiddenFromModel, readToolApp } from './mcp/app-resource.ts';
 import type { McpConnection } from './mcp/connection.ts';
 import type { ServerEntry } from './mcp/server-entry.ts';
 import type { Tool } from '@modelcontextprotocol/client';

@@ -7,14 +7,8 @@ import type { ReadResourceResult, Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.ts';
 import { appCsp } from '../../src/http/routes/app-routes.ts';
-import {
-  appCapability,
-  appResourceUri,
-  appUiOf,
-  hiddenFromModel,
-  readToolApp,
-  toolUi,
-} from '../../src/tools/mcp/app-resource.ts';
+import { appCapability } from '../../src/tools/mcp/app-capability.ts';
+import { appResourceUri, appUiOf, hiddenFromModel, readToolApp, toolUi } from '../../src/tools/mcp/app-resource.ts';
 
 const MIME = 'text/html;profile=mcp-app';
 const tool = (meta?: Record<string, unknown>): Tool => ({

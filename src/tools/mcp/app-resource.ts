@@ -1,7 +1,6 @@
 /**
- * The host side of MCP Apps (SEP-1865, `@modelcontextprotocol/ext-apps`) in agentd's MCP client.
- * - `appCapability`: the `io.modelcontextprotocol/ui` extension with the one MIME type agentd keeps, declared to every
- *   server whose config does not say `apps: false`.
+ * The host side of MCP Apps (SEP-1865, `@modelcontextprotocol/ext-apps`) in agentd's MCP client (what it declares:
+ * app-capability.ts).
  * - `toolUi`: a tool's `_meta.ui`, with `resourceUri` read as the package reads it (the deprecated flat
  *   `_meta["ui/resourceUri"]` too); a URI that is not `ui://` is no app (and is dropped). `hiddenFromModel`: its
  *   `visibility` leaves out `"model"` (`["app"]`): the model is not offered it, apps may call it.
@@ -12,12 +11,10 @@
  *   out, and so is a list past MAX_ORIGINS.
  */
 import { getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
-import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
-import type { ClientCapabilities, ReadResourceResult, Tool } from '@modelcontextprotocol/client';
-import { DEFAULT_APP_MAX_BYTES } from '../../config/server-features.ts';
-import type { McpServerConfig } from '../../config/schema.ts';
+import type { ReadResourceResult, Tool } from '@modelcontextprotocol/client';
 import { APP_MIME_TYPE, type AppUi, type ToolApp } from '../../conversation/tool-app.ts';
 import { messageOf } from '../../errors/index.ts';
+import { appSettings } from './app-capability.ts';
 import type { ServerFeatures } from './server-features.ts';
 import { liveConnection, type ServerEntry } from './server-entry.ts';
 
@@ -32,15 +29,6 @@ const ORIGIN = /^(?:https?|wss?):\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{
 const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/i;
 const CSP_KEYS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'] as const;
 const PERMISSIONS = ['camera', 'microphone', 'geolocation', 'clipboardWrite'] as const;
-
-/** What apps a server's config allows: none (`apps: false`), or up to `maxBytes`. */
-export function appSettings(config: McpServerConfig): { maxBytes: number } | undefined {
-  if (config.apps === false) return undefined;
-  return { maxBytes: (typeof config.apps === 'object' && config.apps.maxBytes) || DEFAULT_APP_MAX_BYTES };
-}
-
-export const appCapability = (config: McpServerConfig): ClientCapabilities =>
-  appSettings(config) ? { extensions: { [EXTENSION_ID]: { mimeTypes: [APP_MIME_TYPE] } } } : {};
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
