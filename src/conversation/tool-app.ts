@@ -4,9 +4,10 @@
  * - A stored app is either the resource (`html`, its MIME type `text/html;profile=mcp-app`, and its `_meta.ui`: CSP
  *   domains, permissions, domain, border preference) or, when it could not be kept (missing, too large, of another
  *   MIME type), a short `note` saying why: the call's result is kept either way.
- * - `ui` holds only what the specification names, already checked at the edge (src/tools/mcp/app-resource.ts): every
- *   CSP entry is an origin (`https://cdn.example.com`, `https://*.example.com`, optionally a path), never a keyword or
- *   anything that could change a `Content-Security-Policy` header's meaning.
+ * - `ui` holds only what the specification names, every CSP entry an origin (`APP_ORIGIN`: `https://cdn.example.com`,
+ *   `https://*.example.com`, optionally a path), never a keyword or anything that could change a
+ *   `Content-Security-Policy` header's meaning: the MCP client keeps only such entries (src/tools/mcp/app-resource.ts),
+ *   and a stored event (an import too) with another one is refused.
  * - Frames and history carry a marker (`appMarkerOf`), never the html: where to fetch it (`href`, the session's app
  *   route as its owner names it) and its metadata, or the note.
  */
@@ -18,7 +19,20 @@ import { sessionIdOf } from '../session-id.ts';
 /** The one MIME type of an app this version of the extension knows. */
 export const APP_MIME_TYPE = RESOURCE_MIME_TYPE;
 
-const origins = z.array(z.string()).exactOptional();
+/**
+ * A CSP source an app may declare, as agentd keeps it: a scheme (http, https, ws, wss), a host (a leading `*.`
+ * allowed), an optional port and path. Nothing that could end a directive or the header (`;`, `,`, quotes, spaces)
+ * fits, nor a keyword (`'self'`, `*`, `data:`).
+ */
+export const APP_ORIGIN =
+  /^(?:https?|wss?):\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?(?:\/[a-z0-9._~%/-]*)?$/i;
+/** A host name (`_meta.ui.domain`). */
+export const APP_HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/i;
+/** At most this many origins per CSP list, each at most this long. */
+export const MAX_APP_ORIGINS = 32;
+export const MAX_APP_ORIGIN_CHARS = 256;
+
+const origins = z.array(z.string().max(MAX_APP_ORIGIN_CHARS).regex(APP_ORIGIN)).max(MAX_APP_ORIGINS).exactOptional();
 const permission = z.object({}).exactOptional();
 
 /** The resource's `_meta.ui` (the specification's `McpUiResourceMeta`), as kept. */
@@ -35,7 +49,12 @@ export const appUi = z.object({
     .object({ camera: permission, microphone: permission, geolocation: permission, clipboardWrite: permission })
     .exactOptional()
     .describe('Browser features it asks for (an iframe `allow` attribute); a host may refuse them'),
-  domain: z.string().exactOptional().describe('The dedicated origin it asks to be rendered on (host-dependent)'),
+  domain: z
+    .string()
+    .max(253)
+    .regex(APP_HOST)
+    .exactOptional()
+    .describe('The dedicated origin it asks to be rendered on (host-dependent)'),
   prefersBorder: z.boolean().exactOptional().describe('Whether it asks for a visible border and background'),
 });
 export type AppUi = z.output<typeof appUi>;

@@ -6,6 +6,7 @@
 import type { ReadResourceResult, Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.ts';
+import { checkSessionEvent } from '../../src/conversation/session-events.ts';
 import { appCsp } from '../../src/http/routes/app-routes.ts';
 import { appCapability } from '../../src/tools/mcp/app-capability.ts';
 import { appResourceUri, appUiOf, hiddenFromModel, readToolApp, toolUi } from '../../src/tools/mcp/app-resource.ts';

@@ -7,26 +7,25 @@
  * - `readToolApp` reads the resource after a call (`readServerApp`: whenever asked, over the server's own connection)
  *   and never throws: a resource that cannot be read, is not of the
  *   app MIME type, holds no text, or is larger than `maxBytes` gives a `note` saying so. Its `_meta.ui` (the content
- *   item's, else the read result's) keeps only the specification's fields; a CSP entry that is not an origin is left
- *   out, and so is a list past MAX_ORIGINS.
+ *   item's, else the read result's) keeps only the specification's fields; a CSP entry that is not an origin
+ *   (`APP_ORIGIN`) is left out, and so is a list past MAX_APP_ORIGINS.
  */
 import { getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
 import type { ReadResourceResult, Tool } from '@modelcontextprotocol/client';
-import { APP_MIME_TYPE, type AppUi, type ToolApp } from '../../conversation/tool-app.ts';
+import {
+  APP_HOST,
+  APP_MIME_TYPE,
+  APP_ORIGIN,
+  MAX_APP_ORIGIN_CHARS,
+  MAX_APP_ORIGINS,
+  type AppUi,
+  type ToolApp,
+} from '../../conversation/tool-app.ts';
 import { messageOf } from '../../errors/index.ts';
 import { appSettings } from './app-capability.ts';
 import type { ServerFeatures } from './server-features.ts';
 import { liveConnection, type ServerEntry } from './server-entry.ts';
 
-/** Entries kept per CSP list; the longest origin kept. */
-const MAX_ORIGINS = 32;
-const MAX_ORIGIN_CHARS = 256;
-/**
- * A CSP source agentd passes on: a scheme (http, https, ws, wss), a host (a leading `*.` allowed), an optional port
- * and path. Nothing that could end a directive or the header (`;`, `,`, quotes, spaces) fits.
- */
-const ORIGIN = /^(?:https?|wss?):\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?(?:\/[a-z0-9._~%/-]*)?$/i;
-const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/i;
 const CSP_KEYS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'] as const;
 const PERMISSIONS = ['camera', 'microphone', 'geolocation', 'clipboardWrite'] as const;
 
@@ -62,9 +61,9 @@ export const appResourceUri = (tool: Tool): string | undefined => {
 const origins = (value: unknown): string[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const kept = value.filter(
-    (o): o is string => typeof o === 'string' && o.length <= MAX_ORIGIN_CHARS && ORIGIN.test(o),
+    (o): o is string => typeof o === 'string' && o.length <= MAX_APP_ORIGIN_CHARS && APP_ORIGIN.test(o),
   );
-  return kept.slice(0, MAX_ORIGINS);
+  return kept.slice(0, MAX_APP_ORIGINS);
 };
 
 /** A resource's `_meta.ui` as the specification names it, every CSP entry an origin (others left out). */
@@ -83,7 +82,7 @@ export function appUiOf(raw: unknown): AppUi | undefined {
     const asked = raw.permissions;
     ui.permissions = Object.fromEntries(PERMISSIONS.filter((p) => isRecord(asked[p])).map((p) => [p, {}]));
   }
-  if (typeof raw.domain === 'string' && raw.domain.length <= 253 && HOST.test(raw.domain)) ui.domain = raw.domain;
+  if (typeof raw.domain === 'string' && raw.domain.length <= 253 && APP_HOST.test(raw.domain)) ui.domain = raw.domain;
   if (typeof raw.prefersBorder === 'boolean') ui.prefersBorder = raw.prefersBorder;
   return Object.keys(ui).length > 0 ? ui : undefined;
 }
