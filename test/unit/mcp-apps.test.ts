@@ -115,6 +115,24 @@ describe('MCP Apps: what a resource gives', () => {
   });
 });
 
+describe('MCP Apps: what the log keeps', () => {
+  const withCsp = (connectDomains: string[]) => ({
+    v: 4,
+    type: 'toolResult',
+    ...{ turnId: 't', callId: 'c', toolName: 'x', serverId: 's', success: true, result: {}, text: '', durationMs: 1 },
+    app: { resourceUri: 'ui://a/v.html', mimeType: MIME, html: '<p>x</p>', ui: { csp: { connectDomains } } },
+  });
+
+  it('refuses a stored app (an import) whose CSP names anything but origins, and reads one that names origins', () => {
+    expect(checkSessionEvent(withCsp(['https://api.example.com']))).toMatchObject({ ok: true });
+    for (const bad of ['https://a.example.com; script-src *', "'self'", '*', 'data:'])
+      expect(checkSessionEvent(withCsp([bad])), bad).toMatchObject({
+        ok: false,
+        issue: expect.stringMatching(/^event\.app/),
+      });
+  });
+});
+
 describe('MCP Apps: the policy an app is served under', () => {
   it("is the specification's restrictive default without declared origins, with no 'self' and an opaque origin", () => {
     expect(appCsp(undefined)).toBe(
