@@ -163,6 +163,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       const last = stored.at(-1)?.seq ?? (since === 0 ? 0 : await lastSeqOf(store, payload.sessionId));
       return { frames, lastSeq: last };
     }),
+    bus.handle('agent.toolApp', ({ payload }) => toolAppOf(store, payload)),
     bus.handle('agent.thread', async ({ payload }) => {
       const reset = await store.latest(payload.sessionId, ['reset']);
       return { facts: await store.read(payload.sessionId, reset?.seq ?? 0) };
@@ -179,6 +180,19 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       ),
     ),
   ];
+}
+
+/** `agent.toolApp`: the app of the call's last `toolResult` in the log. */
+async function toolAppOf(
+  store: EventStore<SessionEvent>,
+  { sessionId, callId }: AgentCommands['agent.toolApp']['payload'],
+): Promise<AgentCommands['agent.toolApp']['result']> {
+  const stored = await store.read(sessionId, 0);
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const e = stored[i]!.event;
+    if (e.type === 'toolResult' && e.callId === callId) return e.app ? { app: e.app } : {};
+  }
+  return {};
 }
 
 /** `agent.deleteSession`: deletes (or, with `ifIdleForMs`, deletes if idle) and tells `onSessionDeleted`. */

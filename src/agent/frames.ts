@@ -16,6 +16,7 @@
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
+import { appMarkerOf, type AppMarker } from '../conversation/tool-app.ts';
 import type { StoredEvent } from '../store/types.ts';
 import { askedFrame, closedFrame, type QuestionFrameData, type TurnRef } from './question-frames.ts';
 
@@ -45,7 +46,8 @@ export interface AgentFrameData extends QuestionFrameData {
   /** What the model reasoned before its next step (not the opaque replay items). */
   reasoning: FrameOf<'reasoning', 'endpoint' | 'replay'>;
   toolCall: FrameOf<'toolCall'>;
-  toolResult: FrameOf<'toolResult', 'text'>;
+  /** `app`: where to fetch the MCP App its tool names, or why none is shown (never the html: tool-app.ts). */
+  toolResult: FrameOf<'toolResult', 'text' | 'app'> & { app?: AppMarker };
   response: FrameOf<'response', 'text' | 'usageTotal' | 'fallbacks'>;
   error: {
     code: string;
@@ -245,10 +247,13 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       return { event: 'toolCall', data: { toolName, serverId, callId, args, sessionId, turnId, seq } };
     }
     case 'toolResult': {
-      const { toolName, serverId, callId, success, result, durationMs, turnId } = e;
+      const { toolName, serverId, callId, success, result, durationMs, turnId, app } = e;
       return {
         event: 'toolResult',
-        data: { toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq },
+        data: {
+          ...{ toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq },
+          ...(app && { app: appMarkerOf(sessionId, callId, app) }),
+        },
       };
     }
     case 'response': {

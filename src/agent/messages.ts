@@ -10,6 +10,7 @@ import type {
   SessionSummary,
 } from '../conversation/records.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
+import type { ToolApp } from '../conversation/tool-app.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';
 import type { SessionKey, SessionQuota } from '../session-id.ts';
@@ -105,6 +106,11 @@ export type AgentCommands = {
     payload: { sessionId: SessionKey; since?: number };
     result: { frames: AgentFrame[]; lastSeq: number };
   };
+  /**
+   * The MCP App kept with the session's tool call `callId` (its `toolResult`'s `app`: the resource, or a note);
+   * none when the session has no result of that call, or it has no app (src/conversation/tool-app.ts).
+   */
+  'agent.toolApp': { payload: { sessionId: SessionKey; callId: string }; result: { app?: ToolApp } };
   /**
    * The thread a face shows: the session's stored facts after its latest reset, read from there (the store's
    * `latest`), not from the start of the log; the face folds them its own way.

@@ -71,6 +71,7 @@ export interface RouteTypes {
   importSession: Io<Out<R['sessionCreated']>, string>;
   forkSession: Io<Out<R['sessionCreated']>, In<typeof forkSchema>, Owner>;
   compact: Io<Out<R['compacted']>, never, Owner>;
+  toolApp: Io<string, never, Owner>;
   listQuestions: Io<Out<R['questions']>, never, Owner>;
   answerQuestion: Io<Out<R['questionAnswered']>, ApprovalReply | ElicitationAnswer | ClientToolReply, Owner>;
   listApprovals: Io<Out<R['approvals']>, never, Owner>;

@@ -13,7 +13,7 @@ export interface RouteInfo {
   readonly path: string;
   readonly query?: readonly string[];
   readonly body?: BodyKind;
-  /** The answer is text (YAML, NDJSON, Prometheus), not JSON. */
+  /** The answer is text (YAML, NDJSON, Prometheus, an MCP App's html), not JSON. */
   readonly text?: true;
 }
 
@@ -47,6 +47,8 @@ export const ROUTES = {
   importSession: { method: 'POST', path: '/api/sessions/import', body: 'ndjson' },
   forkSession: { method: 'POST', path: '/api/sessions/:sessionId/fork', query: OWNER, body: 'json' },
   compact: { method: 'POST', path: '/api/sessions/:sessionId/compact', query: OWNER },
+  /** The html of the MCP App kept with a tool call (a `toolResult` frame's `app.href`). */
+  toolApp: { method: 'GET', path: '/api/sessions/:sessionId/apps/:callId', query: OWNER, text: true },
 
   listQuestions: { method: 'GET', path: '/api/sessions/:sessionId/questions', query: OWNER },
   answerQuestion: { method: 'POST', path: '/api/sessions/:sessionId/questions/:id', query: OWNER, body: 'json' },

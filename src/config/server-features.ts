@@ -80,4 +80,13 @@ export const serverFeatureKeys = {
     .describe(
       'The most tokens one sampling reply may take (`max_tokens`; never above `llm.maxOutputTokens`). Default: `1024`.',
     ),
+  apps: z
+    .union([z.boolean(), z.strictObject({ maxBytes: optionalPositiveInt() })])
+    .optional()
+    .describe(
+      'MCP Apps (docs/tool-servers.md, "MCP Apps"): agentd declares the `io.modelcontextprotocol/ui` extension, and after each call of a tool that names a `ui://` resource it reads that resource and keeps it with the call in the session\'s log, up to `maxBytes` (default 1 MiB; a larger one is kept as a note). `false`: the extension is not declared and no resource is read. Default: `true`.',
+    ),
 };
+
+/** The largest MCP App resource kept with a call when `apps.maxBytes` is not set. */
+export const DEFAULT_APP_MAX_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@
  * - `toolResult.result` is the frame's, `text` the model's; `response.content` joins every step's text, `text` is the last's.
  * - Usage sits on `assistantStep`, `response`, `contextCompacted` (their sum is the session's cost; `usageTotal` on
  *   the latest is its total) and `serverSampled`; a priced step's usage has its `cost`, totals their `costs`.
- * - An added optional field (usage's `reasoningTokens`, `cost`, `costs`; `fallbacks`) is no new version: a log
+ * - An added optional field (usage's `reasoningTokens`, `cost`, `costs`; `fallbacks`; `toolResult.app`) is no new version: a log
  *   without it reads as it did, and nothing it had changes meaning.
  * - `messageQueued` (no frame) is started by its turn's `userMessage`, dropped by its `turnFailed` or a `reset`;
  *   still queued when the session reopens, it runs.
@@ -30,6 +30,7 @@ import {
 import { v1Schema, type V1Event } from './session-events-v1.ts';
 import { V3_QUESTION_TYPES, upcastV3Question, v3QuestionSchema } from './session-events-v3.ts';
 import { MODEL_APIS } from './model-messages.ts';
+import { toolApp } from './tool-app.ts';
 
 export const EVENT_VERSION = 4;
 const v = z.literal(EVENT_VERSION);
@@ -81,6 +82,7 @@ const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown(), rerunSafe: z.literal(true).optional() }),
   /** The tool server runs call `callId` as a task (MCP tasks): recorded once created, so a resumed turn polls it. */
   z.object({ v, type: z.literal('toolTask'), turnId, callId: z.string(), ...remoteTask.shape }),
+  /** `app`: the MCP App its tool names, or why it has none (tool-app.ts; an added field, no new version). */
   z.object({
     v,
     type: z.literal('toolResult'),
@@ -89,6 +91,7 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     result: z.unknown(),
     text: z.string(),
     durationMs: z.number(),
+    app: toolApp.exactOptional(),
   }),
   z.object({
     v,

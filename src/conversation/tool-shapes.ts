@@ -1,5 +1,6 @@
 /** The tool shapes a turn works with: tools as the model sees them and the outcomes of their calls. */
 import type { ToolDefinition } from './model-messages.ts';
+import type { ToolApp } from './tool-app.ts';
 
 /** What the tool policy says of a tool: run it, ask a person first, or never run it. */
 export type ToolAction = 'allow' | 'ask' | 'deny';
@@ -17,6 +18,11 @@ export interface ModelTool extends ToolDefinition {
    * `idempotent: true`. A turn resumed after its process stopped runs such a call again instead of failing it.
    */
   rerunSafe?: true;
+  /**
+   * Its MCP App metadata: the tool's `_meta.ui` as its server declared it (`resourceUri` filled in from the deprecated
+   * `_meta["ui/resourceUri"]`), for faces that pass it on (/mcp). Never sent to the model.
+   */
+  ui?: Record<string, unknown>;
 }
 
 /** The `serverId` of a tool the client runs (an AG-UI run's `tools`), in its calls' events and frames. */
@@ -32,6 +38,8 @@ export interface ModelToolOutcome {
   serverId: string;
   toolName: string;
   durationMs: number;
+  /** The MCP App its tool names, read after the call, or why it could not be kept (tool-app.ts). */
+  app?: ToolApp;
 }
 
 const marker = (bytes: number) => `\n[... truncated ${bytes} bytes by agentd]`;

@@ -39,7 +39,13 @@ export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Q
 export const toolResultFact = (
   key: TurnKey,
   { callId, toolName, serverId }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId'>,
-  { success, result, text, durationMs }: Pick<ModelToolOutcome, 'success' | 'result' | 'text' | 'durationMs'>,
+  {
+    success,
+    result,
+    text,
+    durationMs,
+    app,
+  }: Pick<ModelToolOutcome, 'success' | 'result' | 'text' | 'durationMs' | 'app'>,
 ): SessionEvent => ({
   v: EVENT_VERSION,
   type: 'toolResult',
@@ -51,6 +57,7 @@ export const toolResultFact = (
   result,
   text,
   durationMs,
+  ...(app && { app }),
 });
 
 /** The result of a call that did not run (or whose question closed): `text` is what the model reads (a failure's is its `result.error`). */

@@ -25,6 +25,7 @@ export const ERROR_TABLE = {
   INVALID_MESSAGE_TYPE: { status: null, rpc: -32600 },
   TASK_NOT_FOUND: { status: 404, rpc: -32602 },
   WEBHOOK_NOT_FOUND: { status: 404, rpc: -32602 },
+  APP_NOT_FOUND: { status: 404, rpc: -32602 },
   TASK_NOT_CANCELABLE: { status: 409, rpc: -32600 },
   UNSUPPORTED_OPERATION: { status: 400, rpc: -32600 },
   CONTENT_TYPE_NOT_SUPPORTED: { status: 415, rpc: -32602 },

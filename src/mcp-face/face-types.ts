@@ -13,7 +13,7 @@ type AgentCard = Pick<AgentConfig, 'name' | 'description' | 'version'> & { model
 
 type FaceBus = Pick<
   Bus<
-    AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>,
+    AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool' | 'mcp.readApp'>,
     AgentEvents & Pick<McpEvents, 'mcp.toolsChanged'>
   >,
   'execute' | 'on'
@@ -57,6 +57,8 @@ export interface ServerOptions {
   persistent?: boolean;
   /** The caller may answer approvals (the `approve` scope); default: `persistent` (the operator's desktop client). */
   mayApprove?: boolean;
+  /** A 2025-era HTTP client that declared the MCP Apps extension at `initialize` (its sealed `Mcp-Session-Id` says so). */
+  apps?: boolean;
   /** A 2025-era HTTP client that declared form elicitation: asks on `relatedRequestId`'s stream (legacy-approvals). */
   outOfBand?: (
     question: FormQuestion,

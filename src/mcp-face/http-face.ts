@@ -72,7 +72,7 @@ export function createHttpFace(face: ServerFace) {
           response: answered === 'applied' ? new Response(null, { status: 202 }) : refusedAnswer(),
           close: () => Promise.resolve(),
         };
-      const elicits = await legacy.elicits(request.headers.get('mcp-session-id'));
+      const { elicits, apps } = await legacy.declared(request.headers.get('mcp-session-id'));
       // No sessionIdGenerator: stateless mode.
       const transport = new WebStandardStreamableHTTPServerTransport({
         enableJsonResponse:
@@ -80,6 +80,7 @@ export function createHttpFace(face: ServerFace) {
       });
       const server = face.newServer(sessions, {
         mayApprove,
+        ...(apps && { apps }),
         ...(elicits && {
           outOfBand: (question, answerTo, relatedRequestId) =>
             legacy.ask((m) => transport.send(m, { relatedRequestId }), question, answerTo),

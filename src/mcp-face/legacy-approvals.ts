@@ -1,10 +1,11 @@
 /**
  * Questions asked of 2025-era `/mcp` clients over HTTP, nothing kept between requests (docs/mcp-server.md,
- * "Approvals through elicitation"): a sealed `Mcp-Session-Id` says a client elicits, a sealed request id names
+ * "Approvals through elicitation"): a sealed `Mcp-Session-Id` says a client elicits (or renders MCP Apps: apps.ts), a sealed request id names
  * what an answer answers, so any instance applies it. `answer`: `undefined` when none of the body is ours,
  * `refused` (nothing applied) when an id does not open or its principal may not use it. An unreadable face key
  * fails no request: the client is just not asked (logged).
  */
+import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
 import type { AnswerTo, AskedOutOfBand, FormQuestion, ServerFaceDeps } from './face-types.ts';
@@ -19,7 +20,10 @@ const ANSWER_TTL_MS = 600_000;
 export type Message = {
   id?: unknown;
   method?: unknown;
-  params?: { capabilities?: { elicitation?: { form?: unknown; url?: unknown } }; _meta?: { progressToken?: unknown } };
+  params?: {
+    capabilities?: { elicitation?: { form?: unknown; url?: unknown }; extensions?: Record<string, unknown> };
+    _meta?: { progressToken?: unknown };
+  };
   result?: unknown;
   error?: unknown;
 };
@@ -35,6 +39,10 @@ function declaresForm(message: Message): boolean {
   return elicitation.form !== undefined || elicitation.url === undefined;
 }
 
+/** Whether an initialize declares the MCP Apps extension (apps.ts). */
+const declaresApps = (message: Message): boolean =>
+  message.params?.capabilities?.extensions?.[EXTENSION_ID] !== undefined;
+
 const isOurAnswer = (m: Message): m is Message & { id: string } =>
   typeof m.id === 'string' &&
   m.id.startsWith(ANSWER_PREFIX) &&
@@ -42,21 +50,30 @@ const isOurAnswer = (m: Message): m is Message & { id: string } =>
   ('result' in m || 'error' in m);
 
 export function createLegacyApprovals(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 'key'>) {
-  const sessionSeal = createSeal<{ elicitation: 'form' }>(deps.key, 'mcp-session', 30 * DAY_MS);
+  const sessionSeal = createSeal<{ elicitation?: 'form'; apps?: true }>(deps.key, 'mcp-session', 30 * DAY_MS);
   const answerSeal = createSeal<AnswerTo>(deps.key, 'mcp-approval-answer', ANSWER_TTL_MS);
   const unsealable = (err: unknown): undefined =>
     void deps.log.warn(
       { err },
       "mcp: the face's key cannot be read; 2025-era HTTP clients are not asked approvals meanwhile",
     );
+  /** What the client declared at `initialize`: form elicitation, the MCP Apps extension. */
+  async function declared(sessionId: string | null): Promise<{ elicits: boolean; apps: boolean }> {
+    const opened = sessionId === null ? undefined : await sessionSeal.open(sessionId).catch(unsealable);
+    return { elicits: opened?.elicitation === 'form', apps: opened?.apps === true };
+  }
   return {
     async sessionIdFor(body: unknown): Promise<string | undefined> {
       const [message, ...more] = messagesOf(body);
-      if (!message || more.length > 0 || message.method !== 'initialize' || !declaresForm(message)) return undefined;
-      return sessionSeal.seal({ elicitation: 'form' }).catch(unsealable);
+      if (!message || more.length > 0 || message.method !== 'initialize') return undefined;
+      const form = declaresForm(message);
+      const apps = declaresApps(message);
+      if (!form && !apps) return undefined;
+      return sessionSeal.seal({ ...(form && { elicitation: 'form' }), ...(apps && { apps }) }).catch(unsealable);
     },
+    declared,
     async elicits(sessionId: string | null): Promise<boolean> {
-      return sessionId !== null && (await sessionSeal.open(sessionId).catch(unsealable))?.elicitation === 'form';
+      return (await declared(sessionId)).elicits;
     },
     async ask(
       send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>,

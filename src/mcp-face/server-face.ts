@@ -1,7 +1,7 @@
 /**
  * The agent as an MCP server (SDK v2): era-blind handlers, the SDK encodes each result for its request's era.
- * Tools: `chat_with_agent` (chat.ts), `reset_conversation`, and with `exposeTools` the tool servers' tools;
- * resource: the agent's card. `newServer` is per HTTP request (a shared one would leak replies between
+ * Tools: `chat_with_agent` (chat.ts), `reset_conversation`, and with `exposeTools` the tool servers' tools (their
+ * MCP Apps passed on: apps.ts); resources: the agent's card, and the `ui://` apps of the exposed tools. `newServer` is per HTTP request (a shared one would leak replies between
  * clients) or per stdio connection.
  */
 import {
@@ -16,6 +16,7 @@ import { DEFAULT_SESSION } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
 import { selfCapability } from '../conversation/hops.ts';
 import { createApprovalRounds } from './approval-rounds.ts';
+import { declaresApps, exposedTool, readExposedApp } from './apps.ts';
 import { chat, mayAsk } from './chat.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { createLegacyApprovals } from './legacy-approvals.ts';
@@ -33,12 +34,11 @@ export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
   const tasks = createTasks(deps);
   const chatFace = { deps, approvalRounds, tasks };
 
-  async function modelTools(): Promise<Tool[]> {
+  /** The exposed tools; `withAppOnly`: those only MCP Apps may call too (apps.ts). */
+  async function modelTools(withAppOnly = false): Promise<Tool[]> {
     if (!deps.exposeTools) return [];
-    const tools = await bus.execute('mcp.modelTools', {});
-    return tools
-      .filter((t) => !OWN_TOOLS.some((own) => own.name === t.name))
-      .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool['inputSchema'] }));
+    const tools = await bus.execute('mcp.modelTools', { withAppOnly });
+    return tools.filter((t) => !OWN_TOOLS.some((own) => own.name === t.name)).map(exposedTool);
   }
 
   async function callExposed(
@@ -48,7 +48,8 @@ export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
     meta: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ): Promise<CallToolResult> {
-    const known = deps.exposeTools && (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
+    const known =
+      deps.exposeTools && (await bus.execute('mcp.modelTools', { withAppOnly: true })).some((t) => t.name === name);
     if (!known) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsIn(meta) + 1 });
     const data = outcome.result as Partial<CallToolResult> | undefined;
@@ -76,7 +77,9 @@ export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
         ...(card.description !== undefined && { instructions: card.description }),
       },
     );
-    server.setRequestHandler('tools/list', async () => ({ tools: [...OWN_TOOLS, ...(await modelTools())] }));
+    server.setRequestHandler('tools/list', async (_request, ctx) => ({
+      tools: [...OWN_TOOLS, ...(await modelTools(declaresApps(server, ctx, options)))],
+    }));
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
@@ -98,6 +101,7 @@ export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
       ],
     }));
     server.setRequestHandler('resources/read', async (request) => {
+      if (request.params.uri.startsWith('ui://')) return readExposedApp(deps, request.params.uri);
       if (request.params.uri !== CARD_URI)
         throw new ResourceNotFoundError(request.params.uri, `Unknown resource: ${request.params.uri}`);
       const tools = (await bus.execute('mcp.modelTools', {})).map((t) => t.name);

@@ -5,9 +5,12 @@
  * agent's generic skill ids) are named `<server>--<tool>`. `parameters` drop `$schema`/`$id` (some providers reject
  * them). A tool is `rerunSafe` when annotated `readOnlyHint` or `idempotentHint`, or its server's config says
  * `idempotent: true`.
+ * MCP Apps (mcp/app-resource.ts): a tool whose `_meta.ui.visibility` leaves out the model stays in the catalogue (an
+ * app may call it by name) but is not offered to the model (`offered`); a model tool carries its `_meta.ui` as `ui`.
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ModelTool, ToolRecord } from './messages.ts';
+import { hiddenFromModel, toolUi } from './mcp/app-resource.ts';
 import { assignModelNames, qualifiedName } from './naming.ts';
 
 export interface CatalogueItem {
@@ -48,6 +51,7 @@ export function buildCatalogue(
 
 export function toModelTool(item: CatalogueItem): ModelTool {
   const { $schema: _s, $id: _i, ...parameters } = item.tool.inputSchema as Record<string, unknown>;
+  const ui = toolUi(item.tool);
   return {
     name: item.modelName,
     description: item.tool.description ?? item.tool.title ?? '',
@@ -55,8 +59,13 @@ export function toModelTool(item: CatalogueItem): ModelTool {
     serverId: item.serverId,
     toolName: item.tool.name,
     ...(rerunSafe(item) && { rerunSafe: true }),
+    ...(ui && { ui }),
   };
 }
+
+/** The catalogue's model tools: those offered to the model, and with `withAppOnly` those only apps may call too. */
+export const offered = (catalogue: ReadonlyMap<string, CatalogueItem>, withAppOnly = false): ModelTool[] =>
+  [...catalogue.values()].filter((item) => withAppOnly || !hiddenFromModel(item.tool)).map(toModelTool);
 
 const rerunSafe = ({ tool, idempotent }: CatalogueItem): boolean =>
   idempotent === true || tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true;

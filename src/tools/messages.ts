@@ -3,6 +3,7 @@ import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts
 import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
+import type { ToolApp } from '../conversation/tool-app.ts';
 import type { ElicitTarget, Sampler } from './server-asks.ts';
 import type { TaskHooks } from './server-asks.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
@@ -66,8 +67,11 @@ export type McpCommands = {
     payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string };
     result: ExecutionResult;
   };
-  /** Tools offered to the model right now. */
-  'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
+  /**
+   * Tools offered to the model right now; `withAppOnly`: and those only MCP Apps may call (`_meta.ui.visibility`
+   * without "model"), which `mcp.callModelTool` runs by name too (catalogue.ts).
+   */
+  'mcp.modelTools': { payload: { withAppOnly?: boolean }; result: ModelTool[] };
   /** By model-visible name; never throws for tool failures. `hops`: src/conversation/hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {
@@ -87,6 +91,11 @@ export type McpCommands = {
   };
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
   'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
+  /**
+   * The MCP App `uri` of a server's tool, read now and checked as a call's is (mcp/app-resource.ts): the resource, or
+   * a note saying why not (the server is not connected, its config says `apps: false`, ...). Never throws for those.
+   */
+  'mcp.readApp': { payload: { serverId: string; uri: string }; result: ToolApp };
   /** `subscriber`: a principal's name; updates arrive as `mcp.resourceUpdated`. */
   'mcp.subscribeResource': {
     payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string };

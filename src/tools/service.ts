@@ -12,6 +12,7 @@
 import { systemClock } from '../clock.ts';
 import { createRedactor, type Redactor } from '../config/redact.ts';
 import { MEMORY_SERVER_ID } from '../config/schema.ts';
+import type { ToolApp } from '../conversation/tool-app.ts';
 import { CLIENT_SERVER_ID } from '../conversation/tool-shapes.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -19,9 +20,10 @@ import { splitSessionKey } from '../session-id.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { createServerConnector } from './connect-server.ts';
-import { toModelTool, toToolRecord } from './catalogue.ts';
+import { offered, toToolRecord } from './catalogue.ts';
 import { liveConnection, type McpServiceOptions, type PoolOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
+import { readServerApp } from './mcp/app-resource.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createSignIns } from './sign-ins.ts';
 import { a2aEntryConfig, createServerPool } from './server-pool.ts';
@@ -59,6 +61,10 @@ async function redactedErrors<T>(redactor: Redactor, work: Promise<T>): Promise<
     throw err;
   }
 }
+
+/** An app's note redacted (it may quote what the server said); an app itself as it is. */
+const redactedNote = (redactor: Redactor, app: ToolApp): ToolApp =>
+  'note' in app ? { ...app, note: redactor.redact(app.note) } : app;
 
 /** The servers and A2A agents of the config, each with the server config its entry carries. */
 function configuredServers(config: McpServiceOptions['config']) {
@@ -142,9 +148,12 @@ export function createMcpService(options: McpServiceOptions) {
     bus.handle('mcp.signIn', ({ payload }) => redacted(signIns.signIn(payload))),
     bus.handle('mcp.signInStatus', ({ payload }) => redacted(signIns.status(payload))),
     bus.handle('mcp.signOut', ({ payload }) => redacted(signIns.signOut(payload))),
-    bus.handle('mcp.modelTools', () => [...pool.catalogue().values()].map(toModelTool)),
+    bus.handle('mcp.modelTools', ({ payload }) => offered(pool.catalogue(), payload.withAppOnly === true)),
     bus.handle('mcp.listResources', ({ payload }) => redacted(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) => redacted(requests.readResource(payload.serverId, payload.uri))),
+    bus.handle('mcp.readApp', async ({ payload }) =>
+      redactedNote(redactor, await readServerApp(mustFind(payload.serverId), payload.uri)),
+    ),
     bus.handle('mcp.subscribeResource', ({ payload }) =>
       redacted(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber)),
     ),
@@ -160,9 +169,10 @@ export function createMcpService(options: McpServiceOptions) {
         payload,
         sessionId === undefined ? undefined : (splitSessionKey(sessionId).owner ?? ''),
       );
+      const app = outcome.app && { app: redactedNote(redactor, outcome.app) };
       return outcome.success
-        ? outcome
-        : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
+        ? { ...outcome, ...app }
+        : { ...outcome, ...app, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
     }),
   ];
 

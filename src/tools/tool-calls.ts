@@ -9,6 +9,9 @@
  *   `sampler` answer what the server asks meanwhile; `…/execute` has neither (elicitations declined, sampling refused).
  * - `oauth.per: principal`: the call goes over the calling principal's connection (one not signed in fails with where
  *   to sign in); arguments are checked against the server's own tool list.
+ * - MCP Apps: once a model call of a tool that names a `ui://` resource got a result (`isError` too), the resource is
+ *   read over the same connection and comes as `app` (mcp/app-resource.ts: the resource, or a note saying why not);
+ *   not for a tool only apps call (the app that called it is on screen already), nor with the server's `apps: false`.
  */
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
@@ -28,6 +31,11 @@ import type {
 } from './messages.ts';
 import { capText } from '../conversation/tool-shapes.ts';
 import { resultText } from './mcp/result-text.ts';
+import { appSettings } from './mcp/app-capability.ts';
+import { appResourceUri, hiddenFromModel, readToolApp } from './mcp/app-resource.ts';
+import type { McpConnection } from './mcp/connection.ts';
+import type { ServerEntry } from './mcp/server-entry.ts';
+import type { Tool } from '@modelcontextprotocol/client';
 
 export interface ToolCallDeps extends Pick<ServerPool, 'find' | 'mustFind' | 'record' | 'catalogue'> {
   validate: ArgsValidator;
@@ -66,6 +74,14 @@ const resultData = (r: CallToolResult): Record<string, unknown> =>
   r.structuredContent === undefined
     ? { content: r.content }
     : { content: r.content, structuredContent: r.structuredContent };
+
+/** The app a call of `tool` shows (mcp/app-resource.ts), when it has one and its server's config reads apps. */
+async function appOf(entry: Pick<ServerEntry, 'config'>, tool: Tool, via: McpConnection, signal?: AbortSignal) {
+  const settings = appSettings(entry.config);
+  const uri = appResourceUri(tool);
+  if (!settings || uri === undefined || hiddenFromModel(tool) || signal?.aborted) return undefined;
+  return await readToolApp(via.features, uri, settings.maxBytes);
+}
 
 const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
 
@@ -174,9 +190,11 @@ export function createToolCalls(deps: ToolCallDeps) {
       const result = await via.callTool(item.tool.name, checked.args, payload.signal, meta, progress.report, payload);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
-      return result.isError
+      const done = result.isError
         ? outcome(false, text || 'Error: the tool reported an error', data)
         : outcome(true, text, data);
+      const app = await appOf(server, item.tool, via, payload.signal); // after: durationMs is the call's
+      return app ? { ...done, app } : done;
     } catch (error) {
       deps.log.debug(
         { tool: payload.name, reason: error instanceof CallError ? error.forAdmins : String(error) },

@@ -54,7 +54,10 @@ describe('MCP REST endpoints', () => {
         type: 'stdio',
         description: 'reference server',
         capabilities: expect.objectContaining({
-          client: { elicitation: { form: {}, url: {} } },
+          client: {
+            elicitation: { form: {}, url: {} },
+            extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+          },
           server: expect.objectContaining({ resources: expect.anything(), prompts: expect.anything() }),
           progress: true,
         }),

@@ -35,6 +35,17 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
     expect(await legacy.elicits('made-up')).toBe(false);
   });
 
+  it('given an initialize that declares the MCP Apps extension, its session id recalls that (and elicitation apart)', async () => {
+    const ui = { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } };
+    const appsOnly = await legacy.sessionIdFor(initialize({ extensions: ui }));
+    expect(await legacy.declared(appsOnly ?? null)).toEqual({ elicits: false, apps: true });
+    const both = await legacy.sessionIdFor(initialize({ extensions: ui, elicitation: {} }));
+    expect(await legacy.declared(both ?? null)).toEqual({ elicits: true, apps: true });
+    const other = await legacy.sessionIdFor(initialize({ extensions: { 'io.example/other': {} } }));
+    expect(other).toBeUndefined();
+    expect(await legacy.declared('made-up')).toEqual({ elicits: false, apps: false });
+  });
+
   it('given a body without answers of ours, answer leaves it to the server; an answer of ours is applied once opened', async () => {
     expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, true)).toBeUndefined();
     expect(

@@ -86,6 +86,9 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
   'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
+  'agent.toolApp': {
+    app: { resourceUri: 'ui://echo/app.html', mimeType: 'text/html;profile=mcp-app', html: '<p>app</p>' },
+  },
   'agent.thread': { facts: [] },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
@@ -111,6 +114,7 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
     resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }],
     resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }],
   },
+  'mcp.readApp': { resourceUri: 'ui://echo/app.html', note: 'No app shown: server "echo" is not connected' },
   'mcp.readResource': {
     serverId: 'echo',
     uri: 'demo://a',

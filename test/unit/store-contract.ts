@@ -69,6 +69,12 @@ export const sampleEvents: SessionEvent[] = [
     result: { content: [{ type: 'text', text: '1' }] },
     text: '1',
     durationMs: 5,
+    app: {
+      resourceUri: 'ui://echo/view.html',
+      mimeType: 'text/html;profile=mcp-app',
+      html: '<!doctype html><p>1</p>',
+      ui: { csp: { connectDomains: ['https://api.example.com'] }, prefersBorder: true },
+    },
   },
   { v: 4, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
   {

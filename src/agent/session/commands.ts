@@ -33,6 +33,7 @@ export const SESSION_COMMANDS = [
  */
 export const NOT_SESSION_SCOPED = [
   'agent.history',
+  'agent.toolApp',
   'agent.thread',
   'agent.sessionExists',
   'agent.exportSession',

@@ -4,6 +4,7 @@ import type { FaceMount } from '../face-endpoint.ts';
 import type { FeatureMount } from '../feature-mount.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
+import { appRoutes } from './app-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
@@ -44,6 +45,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     // The approvals' pair stands with the session routes, where it always stood; the other families' follow questionRoutes'.
     ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
+    ...appRoutes(),
     ...compactionRoutes(deps),
     ...questionRoutes(deps),
     ...mcpRoutes(deps),

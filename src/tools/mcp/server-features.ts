@@ -1,6 +1,7 @@
 /**
  * What a connection offers besides tools, in either era: the client capabilities declared from the config (`roots`
- * only when it lists roots), the server's notifications as ServerNotices, and resource, prompt and logging requests.
+ * only when it lists roots; the MCP Apps extension unless `apps: false`, app-capability.ts), the server's notifications
+ * as ServerNotices, and resource, prompt and logging requests.
  * - A list change the config turns off (`listChanged.<list>: false`) or the server does not declare is ignored.
  * - `afterConnect` asks for `logLevel` in the 2025 era (2026-07-28 sends it in each call's `_meta`); refusal is logged.
  * - Every request is bounded by `timeout`. A feature the server does not offer lists as empty; reading from it fails.
@@ -9,6 +10,7 @@ import type { Client, ClientCapabilities, ListChangedHandlers, Tool } from '@mod
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { McpLogLevel } from '../../config/server-features.ts';
 import type { Logger } from '../../log/index.ts';
+import { appCapability } from './app-capability.ts';
 import { elicitationCapability } from './elicitation.ts';
 
 /** Something a server told agentd on its own. */
@@ -20,7 +22,11 @@ export type ServerNotice =
 const MAX_PAGES = 100;
 
 export function clientCapabilities(config: McpServerConfig): ClientCapabilities {
-  return { ...(config.roots && { roots: { listChanged: true } }), ...elicitationCapability(config) };
+  return {
+    ...(config.roots && { roots: { listChanged: true } }),
+    ...elicitationCapability(config),
+    ...appCapability(config),
+  };
 }
 
 /** A root as `roots/list` answers it, named by the last path segment of its URI (or the URI). */
