@@ -4,7 +4,7 @@
  * person gave for the period included, as the gate reads it), what remains, and when the period ends.
  */
 import type { BudgetsConfig } from '../config/index.ts';
-import { limitsOf } from './gate.ts';
+import { limitInForce, limitsOf } from './gate.ts';
 import type { Ledger } from './ledger.ts';
 import { amountOf, unitsOf } from './usage.ts';
 
@@ -44,7 +44,7 @@ export async function budgetStatus(
     const set = limits[kind];
     const resetTime = new Date(period.endsAt).toISOString();
     if (set === undefined) return { spent: amountOf(spent), resetTime };
-    const limit = Math.max(set, raisedTo ?? 0);
+    const limit = limitInForce(set, raisedTo);
     const left = unitsOf(limit) - spent;
     return {
       ...{ spent: amountOf(spent), limit, remaining: amountOf(left > 0n ? left : 0n) },

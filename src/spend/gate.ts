@@ -28,6 +28,9 @@ const round = (amount: number): number => Math.round(amount * 1e9) / 1e9;
 export const limitsOf = (config: BudgetsConfig, principal: string): BudgetLimits =>
   Object.hasOwn(config.principals, principal) ? config.principals[principal]! : config.default;
 
+/** The limit a period is held to: the configured one, or a person's raise for the period when higher. */
+export const limitInForce = (set: number, raisedTo: number | undefined): number => Math.max(set, raisedTo ?? 0);
+
 export function createBudgetGate(config: BudgetsConfig, ledger: Ledger, now: () => number) {
   const { currency } = config;
 
@@ -51,7 +54,7 @@ export function createBudgetGate(config: BudgetsConfig, ledger: Ledger, now: () 
         const set = limits[budget];
         if (set === undefined) continue;
         const { period, raisedTo } = totals[budget];
-        const limit = Math.max(set, raisedTo ?? 0);
+        const limit = limitInForce(set, raisedTo);
         const used = round(spent[budget]);
         if (used + estimate <= limit) continue;
         return {

@@ -134,11 +134,15 @@ export function createModelStep(
       systemPrompt = deps.systemPrompt + (await deps.workingMemory());
     }
     const tools = withClientTools(await deps.listTools(), input.clientTools);
+    const definitions = tools.map(toDefinition);
+    const toolChars = charsOfTools(definitions);
+    /** The request's characters with `tail` after the history (context.ts). */
+    const promptChars = (tail: readonly ChatMessage[]) =>
+      systemPrompt.length + history.chars + charsOfAll(tail) + toolChars;
     await deps.turnMarked?.(); // the mark and the facts written beside it (the user's message) are stored
     if (deps.spendCheck) {
       const known = history.preview(outbox.pending()) ?? [];
-      const chars = systemPrompt.length + history.chars + charsOfAll(known) + charsOfTools(tools.map(toDefinition));
-      const asking = await deps.spendCheck(input, meter.estimate(history.messages(), chars));
+      const asking = await deps.spendCheck(input, meter.estimate(history.messages(), promptChars(known)));
       if (asking) return asking;
     }
     // The facts the turn reported before this step reach the outbox in the same synchronous run
@@ -159,11 +163,9 @@ export function createModelStep(
       emitChunk(input.key, prefix + delta);
       prefix = '';
     };
-    const definitions = tools.map(toDefinition);
-    const toolChars = charsOfTools(definitions);
     deps.onToolChars?.(toolChars);
     const list = history.messages();
-    const chars = systemPrompt.length + history.chars + charsOfAll(tail) + toolChars;
+    const chars = promptChars(tail);
     const window = context.window();
     const tokens = meter.estimate(list, chars);
     if (!input.compacted && window !== undefined) {
