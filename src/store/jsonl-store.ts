@@ -67,7 +67,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     dir,
     log,
     parseEvent,
-    maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64),
+    maxIndexedTurns: Math.max(1, options.maxIndexedTurns ?? 100_000),
   });
 
   const guard = storeGuard(() => closing !== undefined);

@@ -61,7 +61,23 @@ function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>, 'even
 
 export interface JsonlTurnsOptions<E extends StoreEvent> extends Pick<StoreDeps<E>, 'log' | 'parseEvent'> {
   dir: string;
-  maxIndexed: number;
+  /** Indexes stay in memory while they hold at most this many turns in all (each weighs its turns and one). */
+  maxIndexedTurns: number;
+}
+
+const weightOf = (holder: Holder): number => (holder.state?.turns?.order.length ?? 0) + 1;
+
+/** The least recently used of `indexed` to drop so the rest weigh `max` at most (never the last used). */
+function beyond(indexed: Map<string, Holder>, max: number): Holder[] {
+  let held = 0;
+  for (const holder of indexed.values()) held += weightOf(holder);
+  const out: Holder[] = [];
+  for (const holder of [...indexed.values()].slice(0, -1)) {
+    if (held <= max) break;
+    held -= weightOf(holder);
+    out.push(holder);
+  }
+  return out;
 }
 
 /** A session as the store holds it: its index lives on its loaded state. */
@@ -148,7 +164,10 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
 
   return {
     release,
-    /** Loaded once, kept for the `maxIndexed` sessions used last. The caller holds the session's turn. */
+    /**
+     * Loaded once, kept for the sessions used last while they hold `maxIndexedTurns` at most (the one asked for is
+     * kept whatever its size). The caller holds the session's turn.
+     */
     async of(holder: Holder): Promise<JsonlTurns | undefined> {
       const state = holder.state;
       if (!state) return undefined;
@@ -156,9 +175,8 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
       const turns = (state.turns ??= state.size === 0 ? emptyTurns() : await load(holder.id, holder.path));
       indexed.delete(holder.id);
       indexed.set(holder.id, holder);
-      for (const [id, other] of indexed) {
-        if (indexed.size <= options.maxIndexed) break;
-        indexed.delete(id);
+      for (const other of beyond(indexed, options.maxIndexedTurns)) {
+        indexed.delete(other.id);
         if (other.state?.turns) release(other, other.state.turns, true);
         delete other.state?.turns;
       }

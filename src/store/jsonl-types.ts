@@ -19,8 +19,11 @@ export interface JsonlStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   journalMaxBytes?: number;
   /** … or after this long without a write (default 2 000 ms). */
   journalIdleMs?: number;
-  /** Sessions whose turn index stays in memory (LRU; saved when dropped). Default 64. */
-  maxIndexedSessions?: number;
+  /**
+   * Turn indexes stay in memory (LRU; saved when dropped) while they hold at most this many turns in all, each
+   * weighing its turns and one: about 150 bytes a turn. Default 100 000.
+   */
+  maxIndexedTurns?: number;
   /** The sessions by update time are saved at most this long after they change (jsonl-recency.ts). Default 30 000. */
   recencySaveMs?: number;
 }

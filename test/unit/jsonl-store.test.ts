@@ -424,8 +424,8 @@ describe('jsonl store: files', () => {
     await first.store.append('plain', [user('q', 't1')]);
     await first.store.close();
     await rm(join(dir, '.agentd-turns'), { recursive: true, force: true }); // as an agentd without saved indexes left it
-    // Two turn indexes in memory at most: the appends below load and drop them, the totals are kept all the same.
-    const second = openStore(dir, { maxIndexedSessions: 2, maxCachedSessions: 2 });
+    // One turn index in memory at a time (each weighs 3): the appends below load and drop them, the totals are kept all the same.
+    const second = openStore(dir, { maxIndexedTurns: 4, maxCachedSessions: 2 });
     await second.store.open();
     expect(await Promise.all([second.store.turnTotal(), second.store.turnTotal('alice')])).toEqual([21, 20]);
     for (let i = 0; i < 10; i++)

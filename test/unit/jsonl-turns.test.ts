@@ -100,9 +100,9 @@ describe('jsonl store: turn index', () => {
     expect(await third.readTurn('s', 'old')).toEqual([]);
   });
 
-  it('keeps the indexes of the sessions used last in memory; the others are saved and read back', async () => {
+  it('keeps the indexes of the sessions used last in memory up to maxIndexedTurns; the others are saved and read back', async () => {
     const dir = await tempDir();
-    const store = openStore(dir, { maxIndexedSessions: 2, maxCachedEvents: 1 });
+    const store = openStore(dir, { maxIndexedTurns: 4, maxCachedEvents: 1 }); // two sessions of one turn each
     for (const id of ['a', 'b', 'c', 'd']) await store.append(id, [user(id, `t-${id}`), user(`${id}2`, `t-${id}`)]);
     for (const id of ['a', 'b', 'c', 'd']) expect(seqs(await store.readTurn(id, `t-${id}`))).toEqual([1, 2]);
     await expect
@@ -110,6 +110,17 @@ describe('jsonl store: turn index', () => {
       .toEqual(['a.turns', 'b.turns']);
     await store.append('a', [user('a3', 't-a')]);
     expect(seqs(await store.readTurn('a', 't-a'))).toEqual([1, 2, 3]);
+  });
+
+  it('keeps the indexes of a working set of 200 sessions in memory by default: their appends write no index to disk', async () => {
+    const dir = await tempDir();
+    const store = openStore(dir);
+    await store.open(); // builds the kept turn totals: from now on every append counts its session's turns
+    const ids = Array.from({ length: 200 }, (_, i) => `s${i}`);
+    for (const round of [1, 2, 3]) for (const id of ids) await store.append(id, [user(`${round}`, `t-${id}-${round}`)]);
+    expect(await store.turnTotal()).toBe(600);
+    expect(seqs(await store.readTurn('s0', 't-s0-2'))).toEqual([2]);
+    expect(await readdir(join(dir, '.agentd-turns')).catch(() => [])).toEqual([]); // none pushed out, none read back
   });
 
   it('lists a session another writer made in the directory, and stops listing one it removed', async () => {
