@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { answeredVia } from '../auth/index.ts';
 import { inFamily, type AnswerInput } from '../conversation/questions.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
@@ -18,8 +19,8 @@ const questionAnswerSchema = z.looseObject({
 });
 
 export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>) {
-  const applyAnswer = (key: SessionKey, id: string, answer: AnswerInput) =>
-    deps.bus.execute('agent.answer', { sessionId: key, id, answer, by: 'a2a' });
+  const applyAnswer = (key: SessionKey, id: string, answer: AnswerInput, ctx: A2aCallContext) =>
+    deps.bus.execute('agent.answer', { sessionId: key, id, answer, ...answeredVia('a2a', ctx.principal) });
   const mayAnswer = (ctx: A2aCallContext, what: string) => {
     if (!deps.mayApprove(ctx.principal))
       throw new AppError('FORBIDDEN', `Answering ${what} needs the approve scope`, { scope: 'approve' });
@@ -54,7 +55,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
       decision: answer.approve ? ('approve' as const) : ('deny' as const),
       ...(answer.reason !== undefined && { reason: answer.reason }),
     };
-    for (const c of calls) await applyAnswer(key, c.id, decision);
+    for (const c of calls) await applyAnswer(key, c.id, decision, ctx);
     return new Set(calls.map((c) => c.id));
   }
 
@@ -81,7 +82,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
         { taskId: task.id },
       );
     const { action, content } = reply;
-    await applyAnswer(key, question.id, { action, ...(content !== undefined && { content }) });
+    await applyAnswer(key, question.id, { action, ...(content !== undefined && { content }) }, ctx);
     return new Set([question.id]);
   }
 

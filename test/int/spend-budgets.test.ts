@@ -7,7 +7,9 @@
  * counts the session alone; the count survives a restart on JSONL and is shared by two instances on Redis.
  */
 import { join } from 'node:path';
+import { TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
+import { data, replyOf, send, text, v1Client } from '../support/a2a-clients.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -131,6 +133,23 @@ describe('budgets', () => {
       const after = await sync(app, BOB, 'b3', 'after the restart');
       expect(after.status).toBe(429);
       expect(after.body.error.details.used).toBe(0.006);
+    } finally {
+      await env.apps.stop(app);
+    }
+  });
+
+  it("an admin answers a budget question over A2A (the face passes the caller's admin scope)", async () => {
+    const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'a2a') }), {
+      modelUrl: env.sim.url,
+    });
+    try {
+      const client = await v1Client(app, OPS);
+      expect((await send(client, [text('spend [[cost:0.02]]')])).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const asked = await send(client, [text('more [[reply:went on]]')]);
+      expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(replyOf(done)).toBe('went on');
     } finally {
       await env.apps.stop(app);
     }
