@@ -44,13 +44,13 @@ export function createApprovalRounds(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 
     /** The state a retried call carries, if any (already verified by the SDK). */
     stateOf: (ctx: ServerContext): ApprovalState | undefined => ctx.mcpReq.requestState<ApprovalState>(),
     /** Applies the retry's responses to the questions the state asked; resolves with the ids answered. */
-    async answer(state: ApprovalState, ctx: ServerContext): Promise<string[]> {
+    async answer(state: ApprovalState, ctx: ServerContext, admin: boolean): Promise<string[]> {
       const responses = ctx.mcpReq.inputResponses ?? {};
       const { sessionId } = state;
       const answered = state.asked.filter((id) => responses[id] !== undefined);
       const waiting = answered.length === 0 ? [] : await questionsOf(sessionId).catch(() => []);
       for (const q of waiting.filter((x) => answered.includes(x.id))) {
-        await applyAnswer(deps, sessionId, q.id, answerOf(q, responses[q.id]));
+        await applyAnswer(deps, sessionId, q.id, answerOf(q, responses[q.id]), admin);
       }
       return answered;
     },

@@ -21,6 +21,7 @@ import type { ApprovalRounds } from './approval-rounds.ts';
 import { askQuestions } from './elicited-questions.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { chatInput, hopsIn, parseArgs, text } from './own-tools.ts';
+import { isAdmin } from './questions.ts';
 import { declaresTasks } from './task-extension.ts';
 import type { Tasks } from './tasks.ts';
 
@@ -104,13 +105,13 @@ export async function chat(
         });
   const offQuestions =
     !modern && asksClient
-      ? askQuestions(deps, ctx, (e) => e.correlationId === correlationId, sessionId, options.outOfBand)
+      ? askQuestions(deps, ctx, (e) => e.correlationId === correlationId, sessionId, options)
       : undefined;
   const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
   signal.addEventListener('abort', onAbort, { once: true });
   let detached = false;
   try {
-    const answered = state && rounds ? await rounds.answer(state, ctx) : [];
+    const answered = state && rounds ? await rounds.answer(state, ctx, isAdmin(options)) : [];
     const reply = state
       ? (
           await deps.waiter.rejoin({

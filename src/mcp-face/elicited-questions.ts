@@ -3,7 +3,7 @@ import { STORED_EVENT, byFactType, type Question } from '../agent/index.ts';
 import { questionOf } from '../conversation/questions.ts';
 import type { SessionKey } from '../session-id.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
-import { answerOf, formOf } from './questions.ts';
+import { answerOf, formOf, isAdmin } from './questions.ts';
 
 /** Which facts are of the turn asked about: its command's correlation id, or its turn id. */
 type OfTurn = (e: { correlationId: string; turnId: string | undefined }) => boolean;
@@ -19,7 +19,7 @@ export function askQuestions(
   ctx: ServerContext,
   ofTurn: OfTurn,
   sessionId: SessionKey,
-  outOfBand: ServerOptions['outOfBand'],
+  options: ServerOptions,
   meta?: Record<string, unknown>,
 ): (() => void) & { ask(questions: Question[]): void } {
   const withdraw = new Map<string, () => void>();
@@ -29,8 +29,9 @@ export function askQuestions(
     if (!asked || seen.has(q.id)) return;
     const form = meta ? { ...asked, _meta: meta } : asked;
     seen.add(q.id);
-    if (outOfBand) {
-      outOfBand(form, { sessionId, callId: q.id, kind: q.kind }, ctx.mcpReq.id)
+    if (options.outOfBand) {
+      options
+        .outOfBand(form, { sessionId, callId: q.id, kind: q.kind }, ctx.mcpReq.id)
         .then((out) => withdraw.set(q.id, () => void out.withdraw('answered elsewhere').catch(() => undefined)))
         .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not asked'));
       return;
@@ -45,6 +46,7 @@ export function askQuestions(
           id: q.id,
           answer: answerOf(q, answer),
           by: 'mcp-elicitation',
+          admin: isAdmin(options),
         });
       })
       .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));

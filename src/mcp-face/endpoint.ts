@@ -4,6 +4,7 @@
  * refused 403 (`reason: 'self-connection'`): it would loop. Refusals are JSON-RPC error bodies with the table's
  * status and the verdict's headers; the SDK answers a body that is not JSON (parse error, 415) itself.
  */
+import { hasScope } from '../auth/index.ts';
 import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import { AppError } from '../errors/index.ts';
 import { MethodNotAllowed } from '../http/admission.ts';
@@ -60,7 +61,8 @@ export function createMcpEndpoint(deps: McpMountDeps, ctx: FaceContext) {
       }
     }
     const request = webRequest(req, body.raw, signal);
-    const exchange = await deps.face.handle(request, body.parsed, sessions, ctx.mayApprove(principal));
+    const caller = { mayApprove: ctx.mayApprove(principal), admin: hasScope(principal, 'admin') };
+    const exchange = await deps.face.handle(request, body.parsed, sessions, caller);
     return { kind: 'response' as const, response: exchange.response, close: () => exchange.close() };
   };
   const parsed = jsonBody('JSON-RPC message', 'any');

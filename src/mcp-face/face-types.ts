@@ -52,11 +52,19 @@ export interface AnswerTo {
   kind?: QuestionKind;
 }
 
+/** What an HTTP caller of `/mcp` may answer: approvals (the `approve` scope), budget questions (`admin`). */
+export interface Caller {
+  mayApprove: boolean;
+  admin: boolean;
+}
+
 export interface ServerOptions {
   /** It serves a whole connection (stdio), so a 2025-era client can be asked with `elicitation/create`. */
   persistent?: boolean;
   /** The caller may answer approvals (the `approve` scope); default: `persistent` (the operator's desktop client). */
   mayApprove?: boolean;
+  /** The caller has the `admin` scope (may answer budget questions under `answeredBy: admin`); default: `persistent`. */
+  admin?: boolean;
   /** A 2025-era HTTP client that declared the MCP Apps extension at `initialize` (its sealed `Mcp-Session-Id` says so). */
   apps?: boolean;
   /** A 2025-era HTTP client that declared form elicitation: asks on `relatedRequestId`'s stream (legacy-approvals). */

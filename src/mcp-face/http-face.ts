@@ -4,6 +4,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
+import type { Caller } from './face-types.ts';
 import { messagesOf } from './legacy-approvals.ts';
 import type { ServerFace } from './server-face.ts';
 
@@ -34,27 +35,22 @@ const wantsProgress = (body: unknown): boolean =>
  */
 export function createHttpFace(face: ServerFace) {
   /** What each in-flight modern request's principal reaches and may do, keyed by its Request. */
-  const callers = new WeakMap<Request, { sessions: SessionAccess; mayApprove: boolean }>();
+  const callers = new WeakMap<Request, { sessions: SessionAccess } & Caller>();
   const modern = createMcpHandler(
     ({ requestInfo }) => {
       const caller = requestInfo && callers.get(requestInfo);
       // Fails closed: a server is never built without the caller's sessions.
       if (!caller) throw new Error('mcp: a modern request without its principal sessions');
-      return face.newServer(caller.sessions, { mayApprove: caller.mayApprove });
+      return face.newServer(caller.sessions, { mayApprove: caller.mayApprove, admin: caller.admin });
     },
     { legacy: 'reject', onerror: (err) => face.log.debug({ err }, 'mcp modern request refused or failed') },
   );
 
   return {
-    /** `sessions`: what the request's principal reaches; `mayApprove`: it has the approve scope. */
-    async handle(
-      request: Request,
-      parsedBody: unknown,
-      sessions: SessionAccess,
-      mayApprove: boolean,
-    ): Promise<McpExchange> {
+    /** `sessions`: what the request's principal reaches; `caller`: what it may answer. */
+    async handle(request: Request, parsedBody: unknown, sessions: SessionAccess, caller: Caller): Promise<McpExchange> {
       if (!(await isLegacyRequest(request, parsedBody))) {
-        callers.set(request, { sessions, mayApprove });
+        callers.set(request, { sessions, ...caller });
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
         // The modern handler closes each exchange's server itself.
         return {
@@ -66,7 +62,7 @@ export function createHttpFace(face: ServerFace) {
         };
       }
       const legacy = face.legacyApprovals;
-      const answered = await legacy.answer(parsedBody, sessions, mayApprove);
+      const answered = await legacy.answer(parsedBody, sessions, caller);
       if (answered !== undefined)
         return {
           response: answered === 'applied' ? new Response(null, { status: 202 }) : refusedAnswer(),
@@ -79,7 +75,7 @@ export function createHttpFace(face: ServerFace) {
           !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)) && !awaitsTask(parsedBody),
       });
       const server = face.newServer(sessions, {
-        mayApprove,
+        ...caller,
         ...(apps && { apps }),
         ...(elicits && {
           outOfBand: (question, answerTo, relatedRequestId) =>

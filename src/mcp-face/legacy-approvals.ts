@@ -8,7 +8,7 @@
 import { EXTENSION_ID } from '@modelcontextprotocol/ext-apps/server';
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
-import type { AnswerTo, AskedOutOfBand, FormQuestion, ServerFaceDeps } from './face-types.ts';
+import type { AnswerTo, AskedOutOfBand, Caller, FormQuestion, ServerFaceDeps } from './face-types.ts';
 import { answerOf, applyAnswer } from './questions.ts';
 import { createSeal } from './seal.ts';
 
@@ -87,20 +87,17 @@ export function createLegacyApprovals(deps: Pick<ServerFaceDeps, 'bus' | 'log' |
           send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }),
       };
     },
-    async answer(
-      body: unknown,
-      sessions: SessionAccess,
-      mayApprove: boolean,
-    ): Promise<'applied' | 'refused' | undefined> {
+    async answer(body: unknown, sessions: SessionAccess, caller: Caller): Promise<'applied' | 'refused' | undefined> {
       const ours = messagesOf(body).filter(isOurAnswer);
       if (ours.length === 0) return undefined;
       const opened = await Promise.all(
         ours.map(async (m) => ({ m, to: await answerSeal.open(m.id.slice(ANSWER_PREFIX.length)) })),
       );
-      if (!mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId))) return 'refused';
+      if (!caller.mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId)))
+        return 'refused';
       for (const { m, to } of opened) {
         const { sessionId, callId, kind = 'approval' } = to!;
-        await applyAnswer(deps, sessionId, callId, answerOf({ kind }, m.result));
+        await applyAnswer(deps, sessionId, callId, answerOf({ kind }, m.result), caller.admin);
       }
       return 'applied';
     },

@@ -7,7 +7,7 @@
  */
 import { approvalRecordOf, type AnswerInput, type Question } from '../conversation/questions.ts';
 import type { SessionKey } from '../session-id.ts';
-import type { FormQuestion, ServerFaceDeps } from './face-types.ts';
+import type { FormQuestion, ServerFaceDeps, ServerOptions } from './face-types.ts';
 
 /** The approve/deny form: `{ decision: "approve" | "deny", reason? }`. */
 function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
@@ -54,15 +54,22 @@ export function answerOf(q: Pick<Question, 'kind'>, result: unknown): AnswerInpu
   return { action, ...(action === 'accept' && r?.content !== undefined && { content: r.content }) };
 }
 
-/** Answers question `id` as `by: "mcp-elicitation"`; one answered elsewhere first keeps that answer (logged). */
+/** Whether the caller has the admin scope (ServerOptions.admin; a persistent connection is the operator's). */
+export const isAdmin = ({ persistent = false, admin = persistent }: ServerOptions): boolean => admin;
+
+/**
+ * Answers question `id` as `by: "mcp-elicitation"`, `admin` when the caller has the admin scope (a budget question
+ * needs it by default); one answered elsewhere first keeps that answer (logged).
+ */
 export function applyAnswer(
   deps: Pick<ServerFaceDeps, 'bus' | 'log'>,
   sessionId: SessionKey,
   id: string,
   answer: AnswerInput,
+  admin = false,
 ): Promise<unknown> {
   return deps.bus
-    .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation' })
+    .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation', admin })
     .catch((err: unknown) =>
       deps.log.debug({ err, id }, 'answer through elicitation not applied (answered elsewhere first)'),
     );

@@ -21,7 +21,7 @@ import type { SessionAccess } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
 import { isUnnamed, type SessionKey } from '../session-id.ts';
 import { askQuestions } from './elicited-questions.ts';
-import { answerOf, applyAnswer } from './questions.ts';
+import { answerOf, applyAnswer, isAdmin } from './questions.ts';
 import { ACK, detailedTask, extensionTask, isModern, requireTasks } from './task-extension.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { begun, foldTask, parseTaskId, taskIdOf, taskState, TERMINAL, type TaskState } from './task-state.ts';
@@ -85,10 +85,10 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
   }
 
   /** Asks the caller the turn's questions, those waiting now and those to come; returns the unsubscribe. */
-  async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, outOfBand: ServerOptions['outOfBand']) {
+  async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, options: ServerOptions) {
     // A request of a task's names it (2025-11-25, "Associating Task-Related Messages").
     const related = { [RELATED_TASK]: { taskId: taskIdOf(key, turnId) } };
-    const stop = askQuestions(deps, ctx, (e) => e.turnId === turnId, key, outOfBand, related);
+    const stop = askQuestions(deps, ctx, (e) => e.turnId === turnId, key, options, related);
     const waiting = await bus.execute('agent.questions', { sessionId: key }).catch(() => []);
     stop.ask(waiting.filter((q) => q.turnId === turnId));
     return stop;
@@ -124,7 +124,8 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
         const inputResponses = ctx.mcpReq.inputResponses ?? {};
         const { key, task } = await read(sessions, taskId);
         const answering = (await waitingOf(key, task)).filter((q) => inputResponses[q.id] !== undefined);
-        for (const q of answering) await applyAnswer(deps, key, q.id, answerOf(q, inputResponses[q.id]));
+        for (const q of answering)
+          await applyAnswer(deps, key, q.id, answerOf(q, inputResponses[q.id]), isAdmin(options));
         return ACK;
       });
 
@@ -132,7 +133,7 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
         const { key, turnId } = await read(sessions, taskId);
         const notify: Notify = (params) =>
           ctx.mcpReq.notify({ method: 'notifications/tasks/status', params }).catch(() => undefined);
-        const stop = options.asks() ? await askCaller(ctx, key, turnId, options.outOfBand) : undefined;
+        const stop = options.asks() ? await askCaller(ctx, key, turnId, options) : undefined;
         let sent = Promise.resolve();
         try {
           const task = await settled(follower, key, turnId, ctx.mcpReq.signal, (t) => {

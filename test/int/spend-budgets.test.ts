@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { data, replyOf, send, text, v1Client } from '../support/a2a-clients.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
@@ -151,6 +152,37 @@ describe('budgets', () => {
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(replyOf(done)).toBe('went on');
     } finally {
+      await env.apps.stop(app);
+    }
+  });
+
+  it("an admin answers a budget question over /mcp through elicitation (the face passes the caller's admin scope)", async () => {
+    const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'mcp') }), {
+      modelUrl: env.sim.url,
+    });
+    const client = new Client(
+      { name: 'budget-desktop', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { decision: 'approve' } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${OPS}` } },
+      }),
+    );
+    try {
+      const chat = (message: string) =>
+        client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'mcp-walk' } });
+      await chat('spend [[cost:0.02]]');
+      const result = (await chat('more [[reply:went on]]')) as { content: { text: string }[] };
+      expect(asked).toHaveLength(1);
+      expect(result.content[0]?.text).toContain('went on');
+    } finally {
+      await client.close();
       await env.apps.stop(app);
     }
   });

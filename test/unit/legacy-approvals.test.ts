@@ -12,6 +12,8 @@ const initialize = (capabilities: Record<string, unknown>) => ({
   params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'c', version: '1' } },
 });
 
+const APPROVER = { mayApprove: true, admin: false };
+
 describe('approvals of 2025-era HTTP clients: who is asked', () => {
   const approved: unknown[] = [];
   const bus = { execute: (_name: string, payload: unknown) => (approved.push(payload), Promise.resolve({})) } as never;
@@ -47,9 +49,9 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
   });
 
   it('given a body without answers of ours, answer leaves it to the server; an answer of ours is applied once opened', async () => {
-    expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, true)).toBeUndefined();
+    expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, APPROVER)).toBeUndefined();
     expect(
-      await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, true),
+      await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, APPROVER),
     ).toBeUndefined();
     const sent: { id?: unknown; method: string; params?: unknown }[] = [];
     const asked = await legacy.ask(
@@ -66,10 +68,12 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
       params: { requestId: id, reason: 'answered elsewhere' },
     });
     const answer = { jsonrpc: '2.0', id, result: { action: 'accept', content: { decision: 'approve' } } };
-    expect(await legacy.answer(answer, LOCAL_SESSIONS, false)).toBe('refused'); // may not approve
+    expect(await legacy.answer(answer, LOCAL_SESSIONS, { mayApprove: false, admin: false })).toBe('refused'); // may not approve
     expect(approved).toEqual([]);
-    expect(await legacy.answer(answer, LOCAL_SESSIONS, true)).toBe('applied');
-    expect(approved).toEqual([{ sessionId: 's1', id: 'c1', answer: { decision: 'approve' }, by: 'mcp-elicitation' }]);
+    expect(await legacy.answer(answer, LOCAL_SESSIONS, APPROVER)).toBe('applied');
+    expect(approved).toEqual([
+      { sessionId: 's1', id: 'c1', answer: { decision: 'approve' }, by: 'mcp-elicitation', admin: false },
+    ]);
   });
 
   it('given a key that cannot be read, no client is asked and no request fails', async () => {
