@@ -51,6 +51,8 @@ export interface Exchange {
   framing?: BodyFraming | undefined;
   /** Called once when the exchange is over, whichever way. */
   finally(): void;
+  /** A byte of the answer arrived. */
+  answered?: boolean;
 }
 
 /** One keep-alive connection: at most one exchange at a time. */
@@ -101,6 +103,7 @@ export class Connection {
   private onData(data: Buffer): void {
     const exchange = this.exchange;
     if (!exchange) return void this.socket.destroy(); // bytes nobody asked for: out of step
+    exchange.answered = true;
     try {
       if (exchange.framing) this.onBody(exchange, data);
       else this.onHead(exchange, data);

@@ -15,6 +15,9 @@
  *   abort, a connection lost mid-body, a malformed frame or a throwing `push` reject it and destroy the connection.
  * - A connection is reused only after a whole body, when neither side said `connection: close`; idle,
  *   it is kept for the server's `keep-alive: timeout` less a second (default 30 s, at most 5 min), unref'd.
+ * - A request written on a kept connection that is reset or closed (ECONNRESET, EPIPE) before a byte of its answer
+ *   arrived is written once more on a new connection: the server closed the idle connection as the request went
+ *   out (its keep-alive ran out first), so it never read it. A new connection's failure is never retried.
  * - `proxy`: every request goes through that forward proxy: an https origin through a CONNECT tunnel (tunnel.ts),
  *   an http one as an absolute-form request to the proxy. Without it nothing of this costs a thing.
  * - For tracing tools, the diagnostics channels `agentd:model:request` (the request written) and
@@ -34,6 +37,12 @@ const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 const requestChannel = channel('agentd:model:request');
+
+/** The connection was reset or closed under the request (not a timeout, an abort or a malformed answer). */
+const closedUnread = (err: Error): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+};
 
 /** The request head for one URL and header set, but its content-length; `proxy`: absolute-form, for that proxy. */
 function headOf(url: URL, headers: Record<string, string>, proxy: URL | undefined): string {
@@ -69,6 +78,12 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
     const list = idle.get(conn.origin);
     const at = list ? list.indexOf(conn) : -1;
     if (at >= 0) list?.splice(at, 1);
+  };
+  const takeIdle = (origin: string): Connection | undefined => {
+    const list = idle.get(origin);
+    let conn = list?.pop();
+    while (conn?.socket.destroyed) conn = list?.pop();
+    return conn;
   };
   const hostOf = (url: URL) => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
   const portOf = (url: URL) => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
@@ -114,24 +129,27 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
       return new Promise<Http1Answer>((resolve, reject) => {
         if (signal.aborted) return reject(abortError());
         const { url, head } = prepare(target, headers);
-        const exchange: Exchange = {
-          resolve,
-          reject: (err) => reject(signal.aborted ? abortError() : err),
-          queued: [],
-          finally: () => undefined,
+        const attempt = (conn: Connection | undefined) => {
+          const exchange: Exchange = {
+            resolve,
+            reject: (err) => {
+              if (conn && !exchange.answered && !signal.aborted && closedUnread(err)) return attempt(undefined);
+              reject(signal.aborted ? abortError() : err);
+            },
+            queued: [],
+            finally: () => undefined,
+          };
+          if (conn || !proxy || url.protocol !== 'https:')
+            return send(conn ?? open(url), url, head, body, signal, exchange);
+          openTunnel(
+            proxy,
+            { host: hostOf(url), port: portOf(url) },
+            { timeoutMs: connectTimeoutMs, signal, tls: options.tls },
+          )
+            .then((tunnel) => send(open(url, tunnel), url, head, body, signal, exchange))
+            .catch((err: Error) => exchange.reject(err));
         };
-        const list = idle.get(url.origin);
-        let conn = list?.pop();
-        while (conn?.socket.destroyed) conn = list?.pop();
-        if (conn || !proxy || url.protocol !== 'https:')
-          return send(conn ?? open(url), url, head, body, signal, exchange);
-        openTunnel(
-          proxy,
-          { host: hostOf(url), port: portOf(url) },
-          { timeoutMs: connectTimeoutMs, signal, tls: options.tls },
-        )
-          .then((tunnel) => send(open(url, tunnel), url, head, body, signal, exchange))
-          .catch((err: Error) => exchange.reject(err));
+        attempt(takeIdle(url.origin));
       });
     },
     /** Destroys every idle connection (those in use end with their requests). */

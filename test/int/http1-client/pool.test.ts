@@ -155,6 +155,27 @@ describe('the model client HTTP/1.1 pool', () => {
     expect(await (await post('/after')).body.text()).toBe('a body');
   });
 
+  it('writes a request again on a new connection when the kept one closes before a byte of its answer; a new one it does not', async () => {
+    const served = new Map<Socket, number>();
+    let requests = 0;
+    handler = (req, res) => {
+      requests++;
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      if (n === 2)
+        req.socket.destroy(); // the server dropped the idle connection as the request arrived
+      else res.end(`answer ${n}`);
+    };
+    const before = sockets.length;
+    expect(await (await post('/first')).body.text()).toBe('answer 1');
+    expect(await (await post('/second')).body.text()).toBe('answer 1'); // the kept connection dropped it: a new one
+    expect([sockets.length - before, requests]).toEqual([2, 3]);
+    pool.close();
+    handler = (req) => (requests++, req.socket.destroy());
+    expect(await failureOf(post('/fresh'))).toMatchObject({ code: 'ECONNRESET' });
+    expect(requests).toBe(4); // written once: a new connection that fails is not retried
+  });
+
   it('rejects a closed connection before the answer with ECONNRESET, and a header it cannot send with a TypeError', async () => {
     handler = (req) => req.socket.destroy();
     expect(await failureOf(post('/drop'))).toMatchObject({
