@@ -5,7 +5,8 @@
  * talks to the agentd the launcher started, which it learned from the launcher. A reply streams into the
  * chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an interrupt the
  * page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the model goes
- * on without it). test/int/ag-ui-example-launcher.test.ts holds the launcher's own contract (signals,
+ * on without it). A call of the app fixture's `show_chart` shows its MCP App in the chat, rendered by CopilotKit's own
+ * MCP Apps renderer from agentd's `mcp-apps` activity. test/int/ag-ui-example-launcher.test.ts holds the launcher's own contract (signals,
  * a child that dies, no process left).
  */
 import type { Page } from 'playwright-core';
@@ -77,6 +78,20 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     const call = page.getByRole('region', { name: 'Tool call echo' }).last();
     expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
     expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
+    expect(failures!.list()).toEqual([]);
+  });
+
+  it('a tool that brings an MCP App: after the call, CopilotKit’s renderer shows the app in the chat', async () => {
+    const page = browser!.page;
+    await send(page, 'Chart please [[tool:show_chart {"series":"a"}]] [[reply:Here is the chart.]]');
+    await answered(page, 'Here is the chart.', example!);
+    // CopilotKit's MCP Apps renderer: its sandbox proxy (a srcdoc iframe), the app's html inside it, fetched with
+    // the app's proxied resources/read run (the html agentd kept with the call).
+    const proxy = page.getByTestId('mcp-app-iframe');
+    await proxy.waitFor({ timeout: PATIENT.timeout });
+    const heading = page.frameLocator('[data-testid="mcp-app-iframe"]').frameLocator('iframe').getByRole('heading');
+    await expect.poll(() => heading.textContent({ timeout: PATIENT.timeout }), PATIENT).toBe('Chart');
+    await browser!.screenshot('copilotkit-example-mcp-app');
     expect(failures!.list()).toEqual([]);
   });
 });
