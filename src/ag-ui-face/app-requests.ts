@@ -10,7 +10,9 @@
  * - `tools/call` `{ name, arguments? }`: `callAppTool` (the bus command `agent.appToolCall`), which runs it through
  *   agentd's tool policy and approvals; its MCP CallToolResult is the answer (a denied call's has `isError`). Unlike
  *   the middleware, the face never calls a tool server itself. Without `callAppTool` (the command is not served here):
- *   UNSUPPORTED_OPERATION.
+ *   UNSUPPORTED_OPERATION. A `tools/call` that fails (refused, not served, malformed) is answered in band, as MCP
+ *   answers a tool's failure: `RUN_FINISHED` with a CallToolResult `isError: true` whose text is `<code>: <message>`,
+ *   never `RUN_ERROR` (CopilotKit's renderer gives the app an empty success for a run that fails).
  * - Any other method (the middleware's `ping`, `notifications/message` too): UNSUPPORTED_OPERATION. A request that is
  *   not of that shape: INVALID_REQUEST naming the field.
  */
@@ -18,7 +20,7 @@ import { EventType, PROTOCOL_VERSION, type Event, type RunAgentInput } from '@ag
 import { z } from 'zod';
 import { answeredVia, type Principal } from '../auth/index.ts';
 import type { ToolApp } from '../conversation/tool-app.ts';
-import { AppError } from '../errors/index.ts';
+import { AppError, toAgUiRunError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
 import { runError } from './run-view.ts';
 
@@ -114,7 +116,16 @@ export async function answerAppRequest(
   }
 }
 
-/** The run of an app's request: `RUN_STARTED` at once, then `RUN_FINISHED` with the answer as its result, or `RUN_ERROR`. */
+/** A failed `tools/call` as the app is given it: a CallToolResult with `isError`, the error's code and message. */
+function failedCall(err: unknown) {
+  const { code, message } = toAgUiRunError(err);
+  return { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true };
+}
+
+/**
+ * The run of an app's request: `RUN_STARTED` at once, then `RUN_FINISHED` with the answer as its result (a failed
+ * `tools/call`'s too), or `RUN_ERROR`.
+ */
 export async function* appRequestRun(
   input: Pick<RunAgentInput, 'threadId' | 'runId'>,
   request: ProxiedRequest,
@@ -128,6 +139,9 @@ export async function* appRequestRun(
     const result = await answerAppRequest(request, key, principal, deps);
     yield { type: EventType.RUN_FINISHED, threadId, runId, result, outcome: { type: 'success' } };
   } catch (err) {
-    yield runError(err);
+    const inBand = request.method === 'tools/call';
+    yield inBand
+      ? { type: EventType.RUN_FINISHED, threadId, runId, result: failedCall(err), outcome: { type: 'success' } }
+      : runError(err);
   }
 }

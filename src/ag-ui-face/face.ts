@@ -8,7 +8,8 @@
  * - A run ends on an interrupt when its turn says it waits (the `awaiting` step), naming every question the turn
  *   holds; one that names a question the run answers itself came before those answers took effect.
  * - A run that carries an MCP App's request (`forwardedProps.__proxiedMCPRequest`, app-requests.ts) is no turn: it
- *   answers the request in its `RUN_FINISHED` result, or ends with `RUN_ERROR`.
+ *   answers the request in its `RUN_FINISHED` result, or ends with `RUN_ERROR` (a failed `tools/call` is answered in
+ *   band).
  */
 import { EventType, type Event, type Message, type ResumeEntry, type RunAgentInput } from '@ag-ui/core';
 import {

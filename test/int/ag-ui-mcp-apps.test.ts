@@ -148,14 +148,15 @@ describe('an MCP App over AG-UI', { timeout: 60_000 }, () => {
     expect(find(bob.events, 'RUN_ERROR')[0]).toMatchObject({ code: 'APP_NOT_FOUND' });
   });
 
-  it('the face never calls a tool itself: tools/call is refused until agent.appToolCall serves it; nothing runs', async () => {
+  it('the face never calls a tool itself: tools/call is an isError result until agent.appToolCall serves it; nothing runs', async () => {
     const c = client();
     const { content } = await chartTurn(c);
     const before = await history(c.agent.threadId);
-    await c.agent.runAgent(proxied(content, 'tools/call', { name: 'refresh_chart', arguments: { series: 'b' } }));
-    expect(find(c.events, 'RUN_ERROR').at(-1)).toMatchObject({
-      code: 'UNSUPPORTED_OPERATION',
-      message: expect.stringContaining('agent.appToolCall'),
+    const call = proxied(content, 'tools/call', { name: 'refresh_chart', arguments: { series: 'b' } });
+    const { result } = await c.agent.runAgent(call);
+    expect(result).toEqual({
+      content: [{ type: 'text', text: expect.stringMatching(/^UNSUPPORTED_OPERATION: .*agent\.appToolCall/) }],
+      isError: true,
     });
     expect(await history(c.agent.threadId)).toEqual(before);
   });

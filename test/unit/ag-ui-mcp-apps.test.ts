@@ -186,7 +186,7 @@ describe('an app’s proxied requests are answered for its call', () => {
     });
   });
 
-  it('the run answers with RUN_FINISHED carrying the result, or RUN_ERROR with the error’s code', async () => {
+  it('the run answers with RUN_FINISHED carrying the result, or RUN_ERROR with the error’s code, a tools/call’s in band', async () => {
     const collect = async (it: AsyncIterable<Event>) => {
       const out: Event[] = [];
       for await (const e of it) out.push(e);
@@ -200,5 +200,15 @@ describe('an app’s proxied requests are answered for its call', () => {
     const refused = await collect(appRequestRun(ids, req('ping'), KEY, ALICE, deps([])));
     expect(refused[1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'UNSUPPORTED_OPERATION' });
     await verified(refused);
+    // A failed tools/call is the app's result, in band: a run error would reach a CopilotKit app as an empty success.
+    const unserved = await collect(appRequestRun(ids, req('tools/call', { name: 'x' }), KEY, ALICE, deps(undefined)));
+    expect(unserved[1]).toMatchObject({
+      type: EventType.RUN_FINISHED,
+      result: {
+        isError: true,
+        content: [{ type: 'text', text: expect.stringMatching(/^UNSUPPORTED_OPERATION: .*agent\.appToolCall/) }],
+      },
+    });
+    await verified(unserved);
   });
 });
