@@ -6,13 +6,13 @@
  * run answers the kept html to the thread's owner only; a thread snapshot carries the activity; a `tools/call` is
  * never sent to the tool server by the face.
  */
-import { randomUUID } from 'node:crypto';
-import { HttpAgent, type AgentSubscriber, type BaseEvent, type RunAgentInput } from '@ag-ui/client';
+import type { BaseEvent } from '@ag-ui/client';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { agUiClient } from '../support/ag-ui-client.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { fixturePath } from '../support/paths.ts';
 import type { RunningApp } from '../support/start-app.ts';
-import { until } from '../support/wait.ts';
+import { untilServersConnected } from '../support/keyed-app.ts';
 
 /** What the fixture serves as `ui://fixture/chart.html`, and its `_meta.ui` as agentd keeps it. */
 const CHART_HTML = '<!doctype html><html><body><h1>Chart</h1><script>document.title = "chart";</script></body></html>';
@@ -24,7 +24,6 @@ const KEPT_UI = {
 };
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
-const PROTO = 'application/vnd.ag-ui.event+proto';
 
 const env = useSimulatorAndFolder('agentd-ag-ui-apps-');
 let app: RunningApp;
@@ -49,33 +48,11 @@ beforeAll(async () => {
     },
     { modelUrl: env.sim.url },
   );
-  await until(async () => {
-    const res = await fetch(`${app.url}/api/mcp/servers`, { headers: { Authorization: `Bearer ${ALICE}` } });
-    return ((await res.json()) as { servers: { status: string }[] }).servers.every((s) => s.status === 'connected');
-  }, 'the app fixture connected');
+  await untilServersConnected(() => app, 'the app fixture connected', { key: ALICE });
 });
 
-/** An HttpAgent that asks for the protobuf encoding. */
-class ProtoAgent extends HttpAgent {
-  protected override requestInit(input: RunAgentInput): RequestInit {
-    const init = super.requestInit(input);
-    return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: PROTO } };
-  }
-}
-
-function client(opts: { key?: string; threadId?: string; proto?: boolean } = {}) {
-  const config = {
-    url: `${app.url}/ag-ui`,
-    headers: { Authorization: `Bearer ${opts.key ?? ALICE}` },
-    threadId: opts.threadId ?? `t-${randomUUID().slice(0, 8)}`,
-  };
-  const agent = opts.proto ? new ProtoAgent(config) : new HttpAgent(config);
-  const events: BaseEvent[] = [];
-  const recorder: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
-  agent.subscribe(recorder);
-  const say = (text: string) => agent.addMessage({ id: randomUUID(), role: 'user', content: text });
-  return { agent, events, say };
-}
+const client = (opts: { key?: string; threadId?: string; proto?: boolean } = {}) =>
+  agUiClient(app, { ...opts, key: opts.key ?? ALICE });
 const find = (events: BaseEvent[], type: string) =>
   events.filter((e) => (e.type as string) === type) as Record<string, any>[];
 /** The app's request as CopilotKit's renderer sends it (`agent.runAgent({ forwardedProps })`). */
