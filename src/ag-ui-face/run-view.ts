@@ -5,7 +5,8 @@
  * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
  * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants. The run
  * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds. A `turnResumed`
- * ends the run's text and starts a new text message with the reply so far (`restarted`).
+ * ends the run's text and starts a new text message with the reply so far (`restarted`). A result whose call kept
+ * an MCP App is followed by its `ACTIVITY_SNAPSHOT` (app-activity.ts).
  */
 import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
 import {
@@ -19,6 +20,7 @@ import { questionOf } from '../conversation/questions.ts';
 import type { SessionEventOf } from '../conversation/session-events.ts';
 import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
 import type { McpEvents } from '../tools/messages.ts';
+import { appActivityEvent } from './app-activity.ts';
 import { interruptOf } from './interrupts.ts';
 
 /** What a run knows of the turn's questions before it follows it: those open, and those it answers itself. */
@@ -50,6 +52,8 @@ export const runView = (threadId: string, runId: string, turnId: string, since =
   reasonings: 0,
   /** The turn's questions asked and not closed, oldest first (those asked before `since` too). */
   open: held.open ?? [],
+  /** The arguments of the turn's calls by id (those before `since` too): an app's activity carries its call's. */
+  args: {} as Readonly<Record<string, unknown>>,
   ended: false,
 });
 export type RunView = ReturnType<typeof runView>;
@@ -191,6 +195,22 @@ function onToolCall(v: RunView, { callId: toolCallId, toolName, args }: SessionE
   );
 }
 
+/** A call's result; then its MCP App, when it kept one (app-activity.ts). */
+function onToolResult(v: RunView, e: SessionEventOf<'toolResult'>, out: Event[]): void {
+  closeText(v, out);
+  v.unsettled = Math.max(0, v.unsettled - 1);
+  v.joined = true;
+  out.push({
+    type: EventType.TOOL_CALL_RESULT,
+    messageId: `${v.runId}-result-${e.callId}`,
+    toolCallId: e.callId,
+    content: resultText(e.result),
+    role: 'tool',
+  });
+  const app = appActivityEvent(e, v.args[e.callId]);
+  if (app) out.push(app);
+}
+
 function onReasoning(v: RunView, reasoning: string, out: Event[]): void {
   closeText(v, out);
   inStep(v, out);
@@ -209,6 +229,7 @@ function onFact(v: RunView, { event: e, seq, sessionId }: SessionStoredEvent, ou
   const asked = questionOf(e, sessionId);
   if (asked) return void (v.open = [...v.open.filter((q) => q.id !== asked.id), asked]);
   if (e.type === 'questionClosed') return void (v.open = v.open.filter((q) => q.id !== e.id));
+  if (e.type === 'toolCall') v.args = { ...v.args, [e.callId]: e.args };
   if (seq <= v.since) return;
   switch (e.type) {
     case 'reasoning':
@@ -216,17 +237,7 @@ function onFact(v: RunView, { event: e, seq, sessionId }: SessionStoredEvent, ou
     case 'toolCall':
       return onToolCall(v, e, out);
     case 'toolResult':
-      closeText(v, out);
-      v.unsettled = Math.max(0, v.unsettled - 1);
-      v.joined = true;
-      out.push({
-        type: EventType.TOOL_CALL_RESULT,
-        messageId: `${v.runId}-result-${e.callId}`,
-        toolCallId: e.callId,
-        content: resultText(e.result),
-        role: 'tool',
-      });
-      return;
+      return onToolResult(v, e, out);
     case 'turnResumed':
       return restarted(v, { attempt: e.attempt, content: e.reply }, out);
     case 'contextCompacted': {

@@ -1,12 +1,14 @@
 /**
  * The thread as the server keeps it, the source of truth: the session's facts since its last reset (what
  * `agent.thread` answers) as AG-UI messages. A snapshot carries the server's ids only (`<turnId>-user`, `<turnId>-reply`, ...): @ag-ui/client
- * keeps a message whose id it knows where it stands, so reusing some of the client's ids could reorder it.
+ * keeps a message whose id it knows where it stands, so reusing some of the client's ids could reorder it. A call
+ * whose MCP App was kept is followed by its `mcp-apps` activity message (app-activity.ts).
  */
 import type { Message } from '@ag-ui/core';
 import type { SessionStoredEvent } from '../agent/index.ts';
 import { questionOf } from '../conversation/questions.ts';
 import type { AskedQuestion } from './interrupts.ts';
+import { appActivityMessage } from './app-activity.ts';
 import { userTexts } from './input.ts';
 import { resultText } from './run-view.ts';
 
@@ -14,6 +16,7 @@ import { resultText } from './run-view.ts';
 export function threadMessages(facts: readonly SessionStoredEvent[], opts: { before?: string } = {}): Message[] {
   const out: Message[] = [];
   let calls: Extract<Message, { role: 'assistant' }> | undefined;
+  const args = new Map<string, unknown>();
   for (const { event: e, seq } of facts) {
     const turnId = 'turnId' in e ? e.turnId : undefined;
     if (turnId === opts.before && e.type !== 'userMessage') continue;
@@ -23,6 +26,7 @@ export function threadMessages(facts: readonly SessionStoredEvent[], opts: { bef
         out.push({ id: `${e.turnId}-user`, role: 'user', content: e.content });
         break;
       case 'toolCall': {
+        args.set(e.callId, e.args);
         const call = {
           id: e.callId,
           type: 'function' as const,
@@ -32,7 +36,7 @@ export function threadMessages(facts: readonly SessionStoredEvent[], opts: { bef
         else out.push((calls = { id: `${e.turnId}-calls-${seq}`, role: 'assistant', toolCalls: [call] }));
         break;
       }
-      case 'toolResult':
+      case 'toolResult': {
         calls = undefined;
         out.push({
           id: `${e.callId}-result`,
@@ -41,7 +45,10 @@ export function threadMessages(facts: readonly SessionStoredEvent[], opts: { bef
           content: resultText(e.result),
           ...(!e.success && { error: resultText(e.result) }),
         });
+        const app = appActivityMessage(e, args.get(e.callId));
+        if (app) out.push(app);
         break;
+      }
       case 'response':
         calls = undefined;
         out.push({ id: `${e.turnId}-reply`, role: 'assistant', content: e.content });

@@ -5,7 +5,8 @@
  * talks to the agentd the launcher started, which it learned from the launcher. A reply streams into the
  * chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an interrupt the
  * page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the model goes
- * on without it). test/int/ag-ui-example-launcher.test.ts holds the launcher's own contract (signals,
+ * on without it). A call of `show_counter` shows its MCP App in the chat, rendered by CopilotKit's own MCP Apps
+ * renderer from agentd's `mcp-apps` activity; the app's own tool call reaches agentd as a proxied run. test/int/ag-ui-example-launcher.test.ts holds the launcher's own contract (signals,
  * a child that dies, no process left).
  */
 import type { Page } from 'playwright-core';
@@ -77,6 +78,27 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     const call = page.getByRole('region', { name: 'Tool call echo' }).last();
     expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
     expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
+    expect(failures!.list()).toEqual([]);
+  });
+
+  it('a tool that brings an MCP App: after the call, CopilotKit’s renderer shows the app with its input and result', async () => {
+    const page = browser!.page;
+    await send(page, 'Count [[tool:show_counter {"start":1}]] [[reply:Here is a counter.]]');
+    await answered(page, 'Here is a counter.', example!);
+    // CopilotKit's MCP Apps renderer: its sandbox proxy (a srcdoc iframe), the app's html inside it, fetched with
+    // the app's proxied resources/read run (the html agentd kept with the call), then the bridge: initialize, the
+    // call's input and result from agentd's activity.
+    await page.getByTestId('mcp-app-iframe').waitFor({ timeout: PATIENT.timeout });
+    const app = page.frameLocator('[data-testid="mcp-app-iframe"]').frameLocator('iframe');
+    const text = (id: string) => () => app.locator(`#${id}`).textContent({ timeout: PATIENT.timeout });
+    await expect.poll(text('host'), PATIENT).toBe('host: CopilotKit MCP Apps Host');
+    await expect.poll(text('input'), PATIENT).toBe('input: {"start":1}');
+    await expect.poll(text('count'), PATIENT).toBe('count: 1');
+    // Add one: the app's tools/call comes to agentd as a proxied run, never to the tool server; until the bus
+    // command agent.appToolCall serves it, the app is told so as an isError result.
+    await app.getByRole('button', { name: 'Add one' }).click();
+    await expect.poll(text('called'), PATIENT).toMatch(/^called: error: UNSUPPORTED_OPERATION: .*agent\.appToolCall/);
+    await browser!.screenshot('copilotkit-example-mcp-app');
     expect(failures!.list()).toEqual([]);
   });
 });

@@ -6,9 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { EventType, HttpAgent, type AgentSubscriber, type BaseEvent, type RunAgentInput } from '@ag-ui/client';
+import { EventType, type BaseEvent } from '@ag-ui/client';
 import { AgentCapabilitiesSchema } from '@ag-ui/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agUiClient, PROTO } from '../support/ag-ui-client.ts';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -21,7 +22,6 @@ const keys = [
   { name: 'alice', key: ALICE, scopes: ['chat'] },
   { name: 'bob', key: BOB, scopes: ['chat'] },
 ];
-const PROTO = 'application/vnd.ag-ui.event+proto';
 
 const env = useSimulatorAndFolder('agentd-ag-ui-');
 const agentFile = (timeoutMs = 120_000) => ({
@@ -46,28 +46,9 @@ async function serversUp(a: RunningApp) {
   }, 'server-everything connected');
 }
 
-/** An HttpAgent that asks for the protobuf encoding (HttpAgent itself always asks for SSE). */
-class ProtoAgent extends HttpAgent {
-  protected override requestInit(input: RunAgentInput): RequestInit {
-    const init = super.requestInit(input);
-    return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: PROTO } };
-  }
-}
-
 /** A client of thread `threadId` as `key`, recording every event it applies. */
-function client(opts: { key?: string; threadId?: string; proto?: boolean; on?: RunningApp } = {}) {
-  const config = {
-    url: `${(opts.on ?? app).url}/ag-ui`,
-    headers: { Authorization: `Bearer ${opts.key ?? ALICE}` },
-    threadId: opts.threadId ?? `t-${randomUUID().slice(0, 8)}`,
-  };
-  const agent = opts.proto ? new ProtoAgent(config) : new HttpAgent(config);
-  const events: BaseEvent[] = [];
-  const recorder: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
-  agent.subscribe(recorder);
-  const say = (text: string) => agent.addMessage({ id: randomUUID(), role: 'user', content: text });
-  return { agent, events, say };
-}
+const client = (opts: { key?: string; threadId?: string; proto?: boolean; on?: RunningApp } = {}) =>
+  agUiClient(opts.on ?? app, { ...opts, key: opts.key ?? ALICE });
 const typesOf = (events: BaseEvent[]) => events.map((e) => e.type as string);
 const lastOf = (events: BaseEvent[], type: string) =>
   events.findLast((e) => (e.type as string) === type) as Record<string, any>;
