@@ -21,7 +21,7 @@ import {
   type SessionStoredEvent,
   type TurnFollower,
 } from '../agent/index.ts';
-import type { Principal, SessionAccess } from '../auth/index.ts';
+import { answeredVia, type Principal, type SessionAccess } from '../auth/index.ts';
 import type { AgUiConfig } from '../config/schema.ts';
 import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type { Bus } from '../bus/index.ts';
@@ -191,7 +191,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
           { correlationId: `ag-ui:${input.runId}` },
         );
       for (const { q, answer } of p.answers)
-        await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, by: 'ag-ui' });
+        await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, ...answeredVia('ag-ui', ctx.principal) });
     } catch (err) {
       if (!view.ended) emit({ view: { ...view, ended: true }, events: [runError(err)] });
     }

@@ -228,7 +228,11 @@ function onReasoning(v: RunView, reasoning: string, out: Event[]): void {
 function onFact(v: RunView, { event: e, seq, sessionId }: SessionStoredEvent, out: Event[]): void {
   const asked = questionOf(e, sessionId);
   if (asked) return void (v.open = [...v.open.filter((q) => q.id !== asked.id), asked]);
-  if (e.type === 'questionClosed') return void (v.open = v.open.filter((q) => q.id !== e.id));
+  if (e.type === 'questionClosed') {
+    v.open = v.open.filter((q) => q.id !== e.id);
+    if (seq > v.since) v.joined = true; // the turn goes on from here live (a budget's step streams its reply anew)
+    return;
+  }
   if (e.type === 'toolCall') v.args = { ...v.args, [e.callId]: e.args };
   if (seq <= v.since) return;
   switch (e.type) {

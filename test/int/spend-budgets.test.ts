@@ -11,6 +11,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { data, replyOf, send, text, v1Client } from '../support/a2a-clients.ts';
+import { agUiClient } from '../support/ag-ui-client.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -183,6 +184,31 @@ describe('budgets', () => {
       expect(result.content[0]?.text).toContain('went on');
     } finally {
       await client.close();
+      await env.apps.stop(app);
+    }
+  });
+
+  it("an admin answers a budget question over AG-UI by resuming its interrupt (the face passes the caller's admin scope)", async () => {
+    const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'ag-ui') }), {
+      modelUrl: env.sim.url,
+    });
+    try {
+      const c = agUiClient(app, { key: OPS });
+      c.say('spend [[cost:0.02]]');
+      await c.agent.runAgent();
+      c.say('more [[reply:went on]]');
+      await c.agent.runAgent();
+      const [interrupt] = c.agent.pendingInterrupts;
+      expect(interrupt).toMatchObject({ reason: 'budget' });
+      const from = c.events.length;
+      await c.agent.runAgent({
+        resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
+      });
+      const resumed = c.events.slice(from) as { type: string; delta?: string }[];
+      expect(resumed.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+      const text = resumed.flatMap((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? [e.delta] : []));
+      expect(text.join('')).toBe('went on'); // the step that runs once approved streams its reply into this run
+    } finally {
       await env.apps.stop(app);
     }
   });
