@@ -89,6 +89,11 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
   'agent.toolApp': {
     app: { resourceUri: 'ui://echo/app.html', mimeType: 'text/html;profile=mcp-app', html: '<p>app</p>' },
   },
+  'agent.appToolCall': {
+    callId: 'c2',
+    result: { content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 } },
+  },
+  'agent.queueAppCall': { queued: false },
   'agent.thread': { facts: [] },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
