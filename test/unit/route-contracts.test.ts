@@ -202,6 +202,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/connect-a2a-agent': { name: 'peer', config: { url: 'http://127.0.0.1:9/' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
+  'POST /api/sessions/:sessionId/apps/:callId/calls': { name: 'refresh' },
   'POST /api/sessions/:sessionId/elicitations/:id': { action: 'decline' },
   'POST /api/sessions/:sessionId/client-tools/:callId': { content: 'ran' },
   'POST /api/sessions/:sessionId/questions/:id': { decision: 'approve' },
