@@ -121,7 +121,13 @@ export type AgentCommands = {
    * denied, expired, failed). APP_NOT_FOUND, FORBIDDEN `reason: "app_tool"`. `principal`: who made the call (logged).
    */
   'agent.appToolCall': {
-    payload: { sessionId: SessionKey; appCallId: string; name: string; args: Record<string, unknown>; principal?: string };
+    payload: {
+      sessionId: SessionKey;
+      appCallId: string;
+      name: string;
+      args: Record<string, unknown>;
+      principal?: string;
+    };
     result: { callId: string; result: AppCallResult };
   };
   /** Queues a checked app's call (`agent.appToolCall`) as a turn of the session, at its owner; answers at once. */

@@ -245,7 +245,9 @@ export function createAgentService(opts: AgentServiceOptions) {
         }),
       );
       if (opts.appCalls)
-        unregister.push(...registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession }));
+        unregister.push(
+          ...registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession }),
+        );
       sessions.start();
       return Promise.resolve();
     },

@@ -179,7 +179,7 @@ describe('MCP Apps call tools', () => {
     for (const c of calls) expect(answered.has(c.id), c.function.name).toBe(true);
     // Every tool message directly follows the assistant message that called it, or another tool message.
     messages.forEach((m: any, i: number) => {
-      if (m.role === 'tool') expect(['assistant', 'tool']).toContain(messages[i - 1].role);
+      if (m.role === 'tool') expect(['assistant', 'tool']).toContain(messages[i - 1]?.role);
     });
     expect(messages.filter((m: any) => m.role === 'user' && m.content === '')).toEqual([]);
   });
