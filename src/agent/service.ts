@@ -227,15 +227,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       if (unregister.length > 0) return Promise.resolve();
       unregister.push(
         ...registerCommandHandlers({
-          bus,
-          store,
-          clock,
-          ids,
-          sessions,
-          quotas,
-          storage,
-          transfer,
-          deleteIfIdle,
+          ...{ bus, store, clock, ids, sessions, quotas, storage, transfer, deleteIfIdle },
           onSessionDeleted: (sessionId: string) => {
             opts.onSessionDeleted?.(sessionId);
             opts.reactions
@@ -243,11 +235,10 @@ export function createAgentService(opts: AgentServiceOptions) {
               .catch((err: unknown) => log.warn({ err, sessionId }, 'a deleted session kept its reaction checkpoint'));
           },
         }),
+        ...(opts.appCalls
+          ? registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession })
+          : []),
       );
-      if (opts.appCalls)
-        unregister.push(
-          ...registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession }),
-        );
       sessions.start();
       return Promise.resolve();
     },

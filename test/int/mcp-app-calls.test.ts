@@ -7,53 +7,42 @@
  * refused; another principal finds no app; and the model's next turn reads a valid history with the app's call in it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lastMessagesWith, roomyLimits, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
+import { lastMessagesWith, roomyLimits, turnOver, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ALICE, BOB, callAs, namedKeys, untilServersConnected } from '../support/keyed-app.ts';
 import { fixturePath } from '../support/paths.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
-import { connectWs, type Frame } from '../support/ws-client.ts';
+import type { Frame } from '../support/ws-client.ts';
 
 const SESSION = 'app-calls-1';
 /** How long an approval waits (short: one test lets it expire). */
 const APPROVAL_MS = 2500;
 
+/** The service: the fixture app server and another (its tools are another server's), a policy that asks and denies. */
+const settings = (dir: string) => ({
+  toolPolicy: {
+    default: 'allow' as const,
+    timeoutMs: APPROVAL_MS,
+    rules: [
+      { tool: 'clear_chart', action: 'ask' as const },
+      { tool: 'delete_chart', action: 'deny' as const },
+    ],
+  },
+  mcpServers: {
+    apps: { type: 'stdio' as const, command: process.execPath, args: [fixturePath('app-server')], timeout: 10_000 },
+    echo: { type: 'stdio' as const, command: process.execPath, args: [fixturePath('echo-server')], timeout: 10_000 },
+  },
+  server: { ...roomyLimits, auth: { keys: namedKeys } },
+  storage: { type: 'jsonl' as const, dir },
+  llm: { timeoutMs: 10_000 },
+});
+
 const env = useSimulatorAndFolder('agentd-app-calls-');
 let svc: RunningApp;
 const app = () => svc;
 
-const boot = () =>
-  env.apps.start(
-    {
-      storage: { type: 'jsonl', dir: env.dir },
-      server: { ...roomyLimits, auth: { keys: namedKeys } },
-      llm: { timeoutMs: 10_000 },
-      toolPolicy: {
-        default: 'allow',
-        timeoutMs: APPROVAL_MS,
-        rules: [
-          { tool: 'clear_chart', action: 'ask' },
-          { tool: 'delete_chart', action: 'deny' },
-        ],
-      },
-      mcpServers: {
-        apps: { type: 'stdio', command: process.execPath, args: [fixturePath('app-server')], timeout: 10_000 },
-        echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], timeout: 10_000 },
-      },
-    },
-    { modelUrl: env.sim.url },
-  );
-
 /** Runs one turn as Alice in SESSION over WebSocket; its frames. */
-async function turn(content: string): Promise<Frame[]> {
-  const ws = await connectWs(`${svc.wsUrl}?token=${ALICE}`);
-  try {
-    ws.send({ type: 'message', content, sessionId: SESSION });
-    return await turnFrames(ws, SESSION);
-  } finally {
-    ws.close();
-  }
-}
+const turn = (content: string): Promise<Frame[]> => turnOver(svc, ALICE, SESSION, content);
 
 let appCallId: string;
 const callsPath = (callId = appCallId, session = SESSION) =>
@@ -62,7 +51,7 @@ const appCall = (body: unknown, key = ALICE, callId?: string) => callAs(app, key
 
 describe('MCP Apps call tools', () => {
   beforeAll(async () => {
-    svc = await boot();
+    svc = await env.apps.start(settings(env.dir), { modelUrl: env.sim.url });
     await untilServersConnected(app, 'the tool servers connected', { key: ALICE });
     const frames = await turn('chart please [[tool:show_chart {"series":"a"}]]');
     const result = frames.find((f) => f.event === 'toolResult')!;

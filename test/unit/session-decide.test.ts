@@ -76,6 +76,18 @@ const queued = (turnId: string): SessionEvent => ({
   correlationId: `c-${turnId}`,
   content: turnId,
 });
+const result = (turnId: string, callId: string): SessionEvent => ({
+  v,
+  type: 'toolResult',
+  turnId,
+  callId,
+  toolName: callId,
+  serverId: 'srv',
+  success: true,
+  result: {},
+  text: 'ok',
+  durationMs: 1,
+});
 const message = (turnId: string): TurnMessage => ({ turnId, correlationId: `c-${turnId}`, content: turnId });
 
 const validate = createArgsValidator(createLogger('silent'));
@@ -306,18 +318,6 @@ describe('deciding a turn its process left running (resumeTurns)', () => {
     ...(call(turnId, callId) as SessionEventOf<'toolCall'>),
     rerunSafe: true,
   });
-  const result = (turnId: string, callId: string): SessionEvent => ({
-    v,
-    type: 'toolResult',
-    turnId,
-    callId,
-    toolName: callId,
-    serverId: 'srv',
-    success: true,
-    result: {},
-    text: 'ok',
-    durationMs: 1,
-  });
   const said = (turnId: string, text: string): SessionEvent => ({
     v,
     type: 'assistantStep',
@@ -543,16 +543,7 @@ describe("an MCP App's call (a turn whose one step is the app's call)", () => {
     appCallId: 'shown',
   });
   const appResult = (turnId: string, callId: string): SessionEvent => ({
-    v,
-    type: 'toolResult',
-    turnId,
-    callId,
-    toolName: callId,
-    serverId: 'srv',
-    success: true,
-    result: { content: [] },
-    text: '',
-    durationMs: 1,
+    ...(result(turnId, callId) as SessionEventOf<'toolResult'>),
     appCallId: 'shown',
   });
   const appMessage = (turnId: string): TurnMessage => ({
