@@ -115,6 +115,21 @@ describe('MCP Apps call tools', () => {
     expect(res.body.result.isError).toBeUndefined();
   });
 
+  it('a call cancelled while it waits for its approval answers as a failed result', async () => {
+    const pending = appCall({ name: 'clear_chart', arguments: { series: 'x' } });
+    await until(
+      async () => (await callAs(app, ALICE, 'GET', `/api/sessions/${SESSION}/approvals`)).body.approvals.length > 0,
+      () => 'the approval of the app’s call is listed',
+    );
+    expect((await callAs(app, ALICE, 'POST', `/api/sessions/${SESSION}/cancel`)).status).toBe(200);
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.result).toEqual({
+      content: [{ type: 'text', text: expect.stringContaining('cancelled') }],
+      isError: true,
+    });
+  });
+
   it('an approval no one gives in time fails the call', async () => {
     const res = await appCall({ name: 'clear_chart' });
     expect(res.status).toBe(200);
