@@ -12,7 +12,7 @@ import { ALICE, BOB, callAs, namedKeys, untilServersConnected } from '../support
 import { fixturePath } from '../support/paths.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
-import type { Frame } from '../support/ws-client.ts';
+import { connectWs, type Frame } from '../support/ws-client.ts';
 
 const SESSION = 'app-calls-1';
 /** How long an approval waits (short: one test lets it expire). */
@@ -169,6 +169,22 @@ describe('MCP Apps call tools', () => {
     expect(foreign.body.error.code).toBe(((await foreignGet.json()) as any).error.code);
     const bad = await appCall({ arguments: {} });
     expect(bad.status).toBe(400);
+  });
+
+  it('waits behind a running turn, then runs as the next one', async () => {
+    const ws = await connectWs(`${svc.wsUrl}?token=${ALICE}`);
+    try {
+      ws.send({ type: 'message', content: 'take your time [[ttft:600]]', sessionId: SESSION });
+      const thinking = await ws.next((f) => f.event === 'thinking' && f.data.sessionId === SESSION);
+      const res = await appCall({ name: 'refresh_chart', arguments: { series: 'q' } });
+      expect(res.status).toBe(200);
+      const events: Frame[] = (await callAs(app, ALICE, 'GET', `/api/sessions/${SESSION}/history`)).body.events;
+      const reply = events.find((f) => f.event === 'response' && f.data.turnId === thinking.data.turnId)!;
+      const call = events.find((f) => f.event === 'toolCall' && f.data.callId === res.body.callId)!;
+      expect(call.data.seq).toBeGreaterThan(reply.data.seq as number);
+    } finally {
+      ws.close();
+    }
   });
 
   it('the model’s next turn reads a valid history: the app’s calls as assistant tool calls, each answered', async () => {
