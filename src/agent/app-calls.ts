@@ -20,7 +20,7 @@ import type { ModelTool } from '../conversation/tool-shapes.ts';
 import type { Logger } from '../log/index.ts';
 import type { EventStore } from '../store/types.ts';
 import type { AgentBus } from './command-handlers.ts';
-import type { TurnFollower } from './follow/follower.ts';
+import { createTurnFollower, type TurnFollower } from './follow/follower.ts';
 import type { TurnStep } from './follow/steps.ts';
 import type { AgentCommands, AppCallResult } from './messages.ts';
 import type { SessionRegistry } from './session-registry.ts';
@@ -31,11 +31,13 @@ export interface AppCallDeps {
   ids: IdSource;
   log: Logger;
   withSession: SessionRegistry['withSession'];
-  /** Follows the call's turn (the service's follower: made after the agent, hence a getter). */
-  follower: () => Pick<TurnFollower, 'watch'>;
-  /** How long `agent.appToolCall` waits for the call to settle. */
-  timeoutMs: number;
+  /** Follows the call's turn (the service's follower, made after the agent, hence a getter; default: one of this bus). */
+  follower?: () => Pick<TurnFollower, 'watch'>;
+  /** How long `agent.appToolCall` waits for the call to settle (default DEFAULT_APP_CALL_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
+
+export const DEFAULT_APP_CALL_TIMEOUT_MS = 120_000;
 
 /** Whether the tool's `_meta.ui.visibility` lets an app call it (absent: the model and apps may). */
 export const appMayCall = (tool: Pick<ModelTool, 'ui'>): boolean => {
@@ -78,6 +80,9 @@ async function appOf(store: EventStore<SessionEvent>, sessionId: string, appCall
 /** Registers both handlers; returns their unregister functions. */
 export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
   const { bus, store, ids, log } = deps;
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_APP_CALL_TIMEOUT_MS;
+  let own: Pick<TurnFollower, 'watch'> | undefined;
+  const follower = deps.follower ?? (() => (own ??= createTurnFollower({ bus, store })));
 
   async function checkedTool({ sessionId, appCallId, name }: AgentCommands['agent.appToolCall']['payload']) {
     const app = await appOf(store, sessionId, appCallId);
@@ -101,14 +106,14 @@ export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
    * until the call's result, or the turn's end without one; `result` settles once, and the watch closes with it.
    */
   function settled(sessionId: string, turnId: string, callId: string) {
-    const watch = deps.follower().watch(sessionId);
+    const watch = follower().watch(sessionId);
     let resolve!: (r: AppCallResult) => void;
     let reject!: (err: unknown) => void;
     const result = new Promise<AppCallResult>((res, rej) => ((resolve = res), (reject = rej)));
     const timer = setTimeout(() => {
       const details = { reason: 'timeout', callId };
-      reject(new AppError('AGENT_ERROR', `The app's call did not settle within ${deps.timeoutMs} ms`, details));
-    }, deps.timeoutMs);
+      reject(new AppError('AGENT_ERROR', `The app's call did not settle within ${timeoutMs} ms`, details));
+    }, timeoutMs);
     const done = () => (clearTimeout(timer), watch.close());
     void result.then(done, done);
     const onStep = (step: TurnStep) => {

@@ -235,9 +235,7 @@ export function createAgentService(opts: AgentServiceOptions) {
               .catch((err: unknown) => log.warn({ err, sessionId }, 'a deleted session kept its reaction checkpoint'));
           },
         }),
-        ...(opts.appCalls
-          ? registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession })
-          : []),
+        ...registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession }),
       );
       sessions.start();
       return Promise.resolve();
