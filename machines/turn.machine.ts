@@ -24,6 +24,10 @@
  *   question and waits in `awaitingBudget` (tag `waitingForUser`, the same deadline delay): approved, the same step
  *   runs again, told so (`input.budget`, with the answer's `raiseTo`); denied or unanswered by its `expiresAt`, the
  *   turn fails with `RATE_LIMIT_EXCEEDED` (`details.reason: "budget"`). The step count does not move.
+ * - An app's call (`message.app`, a turn an MCP App made): the turn announces its `userMessage` only (no `thinking`), and
+ *   its one step is the call `modelStep` answers for it without a model; it runs like any step's (policy, approval,
+ *   expiry), and once it settled the turn ends (`ended`) with no `response`: its `toolResult` ends it in the log. A
+ *   resumed app turn whose step was never stored ends with a failed turn instead (the call never started).
  * - When `modelStep` answers a CompactRequest, the turn compacts (`compact` stores the fact) and runs the
  *   same step once more; a failed compaction leaves the history as it was and shows in a failure's
  *   `details.compaction`. The step count does not move.
@@ -52,6 +56,7 @@ export const turnMachine = turnSetup.createMachine({
     starting: {
       always: [
         { guard: 'resumed', target: 'callingTools', actions: ['reportInterrupted', 'startTools'] },
+        { guard: 'appCall', target: 'thinking', actions: ['announceApp', 'beginStep'] },
         { target: 'thinking', actions: ['announce', 'beginStep'] },
       ],
     },
@@ -66,6 +71,7 @@ export const turnMachine = turnSetup.createMachine({
           compacted: context.compaction.done,
           ...(context.message.clientTools && { clientTools: context.message.clientTools }),
           ...(context.budget?.passed && { budget: { over: context.budget.over, raiseTo: context.budget.raiseTo } }),
+          ...(context.message.app && { app: context.message.app }),
         }),
         onDone: [
           {
@@ -119,6 +125,7 @@ export const turnMachine = turnSetup.createMachine({
     callingTools: {
       on: { ...stepEvents, QUESTION: { actions: 'ask' } },
       always: [
+        { guard: and(['allSettled', 'appCall']), target: 'ended', actions: 'stopTools' },
         { guard: and(['allSettled', 'capReached']), target: 'responding', actions: ['stopTools', 'markCapped'] },
         { guard: 'allSettled', target: 'thinking', actions: ['stopTools', 'beginStep'] },
         { guard: 'waitsForUser', target: 'awaitingUser' },
@@ -148,6 +155,8 @@ export const turnMachine = turnSetup.createMachine({
       after: { questionDeadline: { target: 'failed', actions: ['expireQuestions', 'refuseBudget'] } },
     },
     responding: { entry: 'respond', type: 'final' },
+    /** An app's call settled (see the contracts). */
+    ended: { entry: 'endAppCall', type: 'final' },
     failed: { entry: 'reportFailure', type: 'final' },
   },
 });

@@ -133,6 +133,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
+    appCalls: { follower: () => follower, timeoutMs: config.server.requestTimeoutMs },
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });

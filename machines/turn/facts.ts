@@ -26,6 +26,7 @@ export const userMessageFact = (key: TurnKey, message: TurnMessage): SessionEven
   ...(message.image && { image: message.image }),
   ...(message.attached && { attached: message.attached }),
   ...(message.clientTools && { clientTools: message.clientTools }),
+  ...(message.app && { appCallId: message.app.appCallId }),
 });
 
 export const reasoningFact = (key: TurnKey, model: string, r: StepReasoning): SessionEvent => ({
@@ -51,7 +52,7 @@ export const assistantStepFact = (key: TurnKey, model: string, step: ModelStep):
 
 export const toolCallFact = (
   key: TurnKey,
-  { callId, toolName, serverId, args, rerunSafe }: PlannedCall,
+  { callId, toolName, serverId, args, rerunSafe, appCallId }: PlannedCall,
 ): SessionEvent => ({
   v,
   type: 'toolCall',
@@ -61,6 +62,7 @@ export const toolCallFact = (
   serverId,
   args,
   ...(rerunSafe && { rerunSafe }),
+  ...(appCallId !== undefined && { appCallId }),
 });
 
 /** The final reply's fact; `text` is what the history keeps as the last assistant message. */

@@ -25,7 +25,14 @@ import type {
   TurnKey,
   TurnReport,
 } from '../../src/conversation/turn-contract.ts';
-import { finalReply, planCalls, stepReply, toTurnError, type PlannedCall } from '../../src/conversation/turn-steps.ts';
+import {
+  agentTurnFailed,
+  finalReply,
+  planCalls,
+  stepReply,
+  toTurnError,
+  type PlannedCall,
+} from '../../src/conversation/turn-steps.ts';
 import { compactNotProvided, modelStepNotProvided, runToolsNotProvided } from './actors.ts';
 import type { TurnContext, TurnInput } from './context.ts';
 import {
@@ -72,6 +79,7 @@ export const turnSetup = setup({
     allSettled: ({ context }) => context.pending === 0,
     capReached: ({ context }) => context.iteration >= context.maxIterations,
     resumed: ({ context }) => context.message.resume !== undefined,
+    appCall: ({ context }) => context.message.app !== undefined,
     waitsForUser: ({ context }) => context.questions.length > 0,
     holdsQuestion: ({ context, event }) => event.type === 'ANSWER' && context.questions.some((q) => q.id === event.id),
   },
@@ -86,6 +94,16 @@ export const turnSetup = setup({
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
       report(enqueue, fact(key, userMessageFact(key, message)));
       report(enqueue, { type: 'thinking', key } satisfies TurnReport);
+    }),
+    /** An app's call starts its turn: its `userMessage` (marked as the app's), and no `thinking`. */
+    announceApp: enqueueActions(({ context: { key, message }, enqueue }) => {
+      report(enqueue, fact(key, userMessageFact(key, message)));
+    }),
+    /** An app's turn ended: failed when its step was never stored (resumed from its `userMessage` alone). */
+    endAppCall: enqueueActions(({ context: { key, iteration }, enqueue }) => {
+      if (iteration > 0) return;
+      const text = "The app's call was interrupted before it started: the service stopped";
+      report(enqueue, fact(key, agentTurnFailed(key.turnId, text, 'interrupted')));
     }),
     beginStep: assign({
       iteration: ({ context }) => context.iteration + 1,
@@ -141,7 +159,9 @@ export const turnSetup = setup({
       last: { text: step.text, usage: step.usage, fallbacks: step.fallbacks },
       model: step.model ?? context.model,
       tools,
-      calls: planCalls(step.toolCalls, tools),
+      calls: planCalls(step.toolCalls, tools).map((c) =>
+        context.message.app ? { ...c, appCallId: context.message.app.appCallId } : c,
+      ),
     })),
     /** The step's reasoning, first of its facts (recordStep has named the model). */
     reportReasoning: enqueueActions(({ context: { key, model }, enqueue }, { step }: { step: ModelStep }) => {

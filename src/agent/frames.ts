@@ -7,7 +7,8 @@
  * only transient frames travel as `agent.<frame>`. `toFrame` is the one mapping from a stored event to its frame (the
  * WebSocket gateway, `since` replay and history all use it), so a replaying client sees exactly the frames a live one
  * saw. Events have a frame of their own name, except
- * `turnFailed` (`error`), `reset` (`conversationReset`), `turnResumed` (`stepRestarted`), the question pair
+ * `turnFailed` (`error`), `reset` (`conversationReset`), an MCP App's `userMessage` (none: its call's `toolCall` and
+ * `toolResult` frames carry `appCallId`), `turnResumed` (`stepRestarted`), the question pair
  * (question-frames.ts: by kind and answer) and `assistantStep`, `messageQueued`, `serverSampled`, `toolTask` (none). The
  * transient `awaiting` frame (below) is for faces only: no client ever sees it.
  * - `stepRestarted`: the turn was taken up again after its process stopped; `content` is its reply so far, which
@@ -221,6 +222,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
   const { seq, sessionId, event: e } = stored;
   switch (e.type) {
     case 'userMessage':
+      if (e.appCallId !== undefined) return undefined; // an app's call: its toolCall and toolResult frames say it
       return {
         event: 'userMessage',
         data: {
@@ -243,8 +245,9 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
         data: { sessionId, turnId: e.turnId, seq, text: e.text, model: e.model, api: e.api },
       };
     case 'toolCall': {
-      const { toolName, serverId, callId, args, turnId } = e;
-      return { event: 'toolCall', data: { toolName, serverId, callId, args, sessionId, turnId, seq } };
+      const { toolName, serverId, callId, args, turnId, appCallId } = e;
+      const data = { toolName, serverId, callId, args, sessionId, turnId, seq };
+      return { event: 'toolCall', data: appCallId === undefined ? data : { ...data, appCallId } };
     }
     case 'toolResult': {
       const { toolName, serverId, callId, success, result, durationMs, turnId, app } = e;
@@ -253,6 +256,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
         data: {
           ...{ toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq },
           ...(app && { app: appMarkerOf(sessionId, callId, app) }),
+          ...(e.appCallId !== undefined && { appCallId: e.appCallId }),
         },
       };
     }

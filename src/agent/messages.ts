@@ -4,6 +4,7 @@ import type { Attached } from '../conversation/attachments.ts';
 import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type {
   AgentHealth,
+  AppCallResult,
   CompactionResult,
   PendingApproval,
   PendingElicitation,
@@ -11,6 +12,7 @@ import type {
 } from '../conversation/records.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { ToolApp } from '../conversation/tool-app.ts';
+import type { AppToolCall } from '../conversation/turn-contract.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';
 import type { SessionKey, SessionQuota } from '../session-id.ts';
@@ -19,6 +21,7 @@ export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frame
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
 export type {
   AgentHealth,
+  AppCallResult,
   CompactionResult,
   PendingApproval,
   PendingElicitation,
@@ -111,6 +114,27 @@ export type AgentCommands = {
    * none when the session has no result of that call, or it has no app (src/conversation/tool-app.ts).
    */
   'agent.toolApp': { payload: { sessionId: SessionKey; callId: string }; result: { app?: ToolApp } };
+  /**
+   * An MCP App's call of a tool (app-calls.ts; runs anywhere): the app kept with the session's tool call `appCallId`
+   * calls `name`, a tool of the same server that apps may call; it runs as a turn of the session under the tool
+   * policy and its approvals, and answers once settled with the new call's id and its MCP result (`isError` when
+   * denied, expired, failed). APP_NOT_FOUND, FORBIDDEN `reason: "app_tool"`. `principal`: who made the call (logged).
+   */
+  'agent.appToolCall': {
+    payload: {
+      sessionId: SessionKey;
+      appCallId: string;
+      name: string;
+      args: Record<string, unknown>;
+      principal?: string;
+    };
+    result: { callId: string; result: AppCallResult };
+  };
+  /** Queues a checked app's call (`agent.appToolCall`) as a turn of the session, at its owner; answers at once. */
+  'agent.queueAppCall': {
+    payload: { sessionId: SessionKey; turnId: string; app: Required<AppToolCall> };
+    result: { queued: boolean };
+  };
   /**
    * The thread a face shows: the session's stored facts after its latest reset, read from there (the store's
    * `latest`), not from the start of the log; the face folds them its own way.

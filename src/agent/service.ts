@@ -4,6 +4,7 @@
  * `stop()` removes the handlers, cancels running and queued turns (reason 'shutdown') and waits for their events to
  * be stored. Health (`agent.health`) also degrades when the store says its medium is lost, and recovers when it is back.
  */
+import { registerAppCalls, type AppCallDeps } from './app-calls.ts';
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
@@ -61,6 +62,8 @@ export interface AgentServiceOptions extends Pick<
    * a message sent during start-up waits for its tools instead of running without them.
    */
   waitForToolServers?: boolean;
+  /** MCP Apps' calls of tools (app-calls.ts): the follower of their turns, and how long a caller waits for one. */
+  appCalls?: Pick<AppCallDeps, 'follower' | 'timeoutMs'>;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
@@ -224,15 +227,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       if (unregister.length > 0) return Promise.resolve();
       unregister.push(
         ...registerCommandHandlers({
-          bus,
-          store,
-          clock,
-          ids,
-          sessions,
-          quotas,
-          storage,
-          transfer,
-          deleteIfIdle,
+          ...{ bus, store, clock, ids, sessions, quotas, storage, transfer, deleteIfIdle },
           onSessionDeleted: (sessionId: string) => {
             opts.onSessionDeleted?.(sessionId);
             opts.reactions
@@ -240,6 +235,7 @@ export function createAgentService(opts: AgentServiceOptions) {
               .catch((err: unknown) => log.warn({ err, sessionId }, 'a deleted session kept its reaction checkpoint'));
           },
         }),
+        ...registerAppCalls({ ...opts.appCalls, bus, store, ids, log, withSession: sessions.withSession }),
       );
       sessions.start();
       return Promise.resolve();

@@ -13,6 +13,7 @@ import type {
   resetSchema,
 } from '../http/routes/agent-routes.ts';
 import type { sessionsQuery } from '../http/routes/session-pages.ts';
+import type { appCallSchema } from '../http/routes/app-routes.ts';
 import type { exportQuery, forkSchema } from '../http/routes/session-transfer-routes.ts';
 import type { connectA2aSchema, connectSchema, executeQuery, toolArgs } from '../http/routes/mcp-routes.ts';
 import type { promptArgs, rootsBody, uriBody } from '../http/routes/mcp-feature-routes.ts';
@@ -72,6 +73,7 @@ export interface RouteTypes {
   forkSession: Io<Out<R['sessionCreated']>, In<typeof forkSchema>, Owner>;
   compact: Io<Out<R['compacted']>, never, Owner>;
   toolApp: Io<string, never, Owner>;
+  appToolCall: Io<Out<R['appCall']>, In<typeof appCallSchema>, Owner>;
   listQuestions: Io<Out<R['questions']>, never, Owner>;
   answerQuestion: Io<Out<R['questionAnswered']>, ApprovalReply | ElicitationAnswer | ClientToolReply, Owner>;
   listApprovals: Io<Out<R['approvals']>, never, Owner>;

@@ -49,6 +49,8 @@ export const ROUTES = {
   compact: { method: 'POST', path: '/api/sessions/:sessionId/compact', query: OWNER },
   /** The html of the MCP App kept with a tool call (a `toolResult` frame's `app.href`). */
   toolApp: { method: 'GET', path: '/api/sessions/:sessionId/apps/:callId', query: OWNER, text: true },
+  /** That app calls a tool of its server (tool policy and approvals apply); answers once the call settled. */
+  appToolCall: { method: 'POST', path: '/api/sessions/:sessionId/apps/:callId/calls', query: OWNER, body: 'json' },
 
   listQuestions: { method: 'GET', path: '/api/sessions/:sessionId/questions', query: OWNER },
   answerQuestion: { method: 'POST', path: '/api/sessions/:sessionId/questions/:id', query: OWNER, body: 'json' },

@@ -80,6 +80,14 @@ export const toolExecutionResult = z.object({
 });
 export type ExecutionResult = z.output<typeof toolExecutionResult>;
 
+/** What an MCP App's call of a tool answers (`agent.appToolCall`): the MCP CallToolResult the app is given. */
+export const appCallResult = z.object({
+  content: z.array(z.unknown()).describe("The result's content blocks; a denied or failed call's one text says why"),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  isError: z.boolean().optional().describe('Set when the call failed, was denied, expired or did not run to its end'),
+});
+export type AppCallResult = z.output<typeof appCallResult>;
+
 const usageRecord = z.object({
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),

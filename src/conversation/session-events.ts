@@ -13,6 +13,9 @@
  * - `contextCompacted` shrinks the history as a fact (nothing rewritten); a reader rebuilds from its `readFrom`.
  * - `reasoning` precedes its step's event; `replay` goes back only to the same `api`, `model` and `endpoint`.
  * - `turnResumed` (no bump: an added type) counts the times a turn was taken up again after its process stopped.
+ * - `appCallId` (an added optional field, no bump) marks a turn an MCP App made (its `userMessage`: the turn's one step
+ *   is the app's call of a tool, not a model's) and that call's `toolCall` and `toolResult`; it names the tool call whose
+ *   app made it. Such a turn has no `response`: it ends with its call's `toolResult` (or a `turnFailed`).
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
@@ -55,6 +58,7 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     image: image.optional(),
     attached: attachedSchema.optional(),
     clientTools: z.array(clientTool).optional(),
+    appCallId: z.string().optional(),
   }),
   /** A model step that asked for tools (audit and history; it has no frame). */
   z.object({
@@ -79,7 +83,14 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     replay: z.array(z.record(z.string(), z.unknown())).optional(),
   }),
   /** `rerunSafe`: its tool said a second run does no harm (read-only or idempotent), so a resumed turn runs it again. */
-  z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown(), rerunSafe: z.literal(true).optional() }),
+  z.object({
+    v,
+    type: z.literal('toolCall'),
+    ...toolRef,
+    args: z.unknown(),
+    rerunSafe: z.literal(true).optional(),
+    appCallId: z.string().optional(),
+  }),
   /** The tool server runs call `callId` as a task (MCP tasks): recorded once created, so a resumed turn polls it. */
   z.object({ v, type: z.literal('toolTask'), turnId, callId: z.string(), ...remoteTask.shape }),
   /** `app`: the MCP App its tool names, or why it has none (tool-app.ts; an added field, no new version). */
@@ -92,6 +103,7 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     text: z.string(),
     durationMs: z.number(),
     app: toolApp.exactOptional(),
+    appCallId: z.string().optional(),
   }),
   z.object({
     v,

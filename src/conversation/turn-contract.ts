@@ -23,6 +23,19 @@ export interface TurnMessage {
   clientTools?: ClientTool[];
   /** Set for a turn taken up again from the log (its process stopped while it waited for approvals, or ran). */
   resume?: ResumedTurn;
+  /** Set for an MCP App's call of a tool: the turn's one step is that call (no model is asked); `content` is ''. */
+  app?: AppToolCall;
+}
+
+/**
+ * An MCP App's call of a tool (`agent.appToolCall`): a turn whose one step is the app's call instead of a model step.
+ * The call runs under the tool policy and its approvals like a model's; once it settled the turn ends, with no reply.
+ */
+export interface AppToolCall {
+  /** The tool call whose app makes this call. */
+  appCallId: string;
+  /** The call: its id, its tool (the catalogue's, with its server) and arguments. Absent on a turn resumed from its log. */
+  call?: { callId: string; tool: ModelTool; args: Record<string, unknown> };
 }
 
 /**
@@ -95,6 +108,8 @@ export interface ModelStepInput {
   clientTools?: readonly ClientTool[];
   /** A person let this step pass the budget it was about to pass (`raiseTo`: and raised its limit to that). */
   budget?: { over: BudgetOver; raiseTo?: number | undefined };
+  /** The turn is an app's call: the step is that call, answered without the model (app-step.ts). */
+  app?: AppToolCall;
 }
 
 /** A model step's answer when the history must be compacted first; the turn compacts, then runs the step again (once). */

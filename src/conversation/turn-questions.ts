@@ -35,10 +35,13 @@ export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Q
   expiresAt,
 });
 
-/** A call's `toolResult` fact (fields in the order they are stored). */
+/**
+ * A call's `toolResult` fact (fields in the order they are stored). An app's call (`appCallId`) keeps no `app` of its
+ * own: the app that made it is on screen already.
+ */
 export const toolResultFact = (
   key: TurnKey,
-  { callId, toolName, serverId }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId'>,
+  { callId, toolName, serverId, appCallId }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId' | 'appCallId'>,
   {
     success,
     result,
@@ -57,7 +60,8 @@ export const toolResultFact = (
   result,
   text,
   durationMs,
-  ...(app && { app }),
+  ...(app && appCallId === undefined && { app }),
+  ...(appCallId !== undefined && { appCallId }),
 });
 
 /** The result of a call that did not run (or whose question closed): `text` is what the model reads (a failure's is its `result.error`). */

@@ -29,6 +29,8 @@ export interface PlannedCall {
   rerunSafe?: true;
   /** A task its server created for it before the turn's process stopped (a `toolTask`): a resumed turn polls it again. */
   task?: RemoteTask;
+  /** The call is an MCP App's (TurnMessage `app`): the tool call whose app made it. */
+  appCallId?: string;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };

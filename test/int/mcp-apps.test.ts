@@ -10,11 +10,11 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { requestsWith, roomyLimits, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
+import { requestsWith, roomyLimits, turnOver, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ALICE, BOB, callAs, namedKeys, untilServersConnected } from '../support/keyed-app.ts';
 import { fixturePath } from '../support/paths.ts';
 import type { RunningApp } from '../support/start-app.ts';
-import { connectWs, type Frame } from '../support/ws-client.ts';
+import type { Frame } from '../support/ws-client.ts';
 
 /** What the fixture serves as `ui://fixture/chart.html`. */
 const CHART_HTML = '<!doctype html><html><body><h1>Chart</h1><script>document.title = "chart";</script></body></html>';
@@ -58,15 +58,7 @@ async function getText(path: string, key: string) {
 }
 
 /** Runs one turn as Alice in SESSION over WebSocket; its frames. */
-async function turn(content: string): Promise<Frame[]> {
-  const ws = await connectWs(`${svc.wsUrl}?token=${ALICE}`);
-  try {
-    ws.send({ type: 'message', content, sessionId: SESSION });
-    return await turnFrames(ws, SESSION);
-  } finally {
-    ws.close();
-  }
-}
+const turn = (content: string): Promise<Frame[]> => turnOver(svc, ALICE, SESSION, content);
 
 const results = (frames: Frame[]) => frames.filter((f) => f.event === 'toolResult');
 

@@ -113,6 +113,9 @@ const RAW_BODIES: Record<string, { type: string; text: string }> = {
     text: '{"seq":1,"ts":"2026-01-01T00:00:00.000Z","event":{"v":2,"type":"userMessage","turnId":"t1","content":"hi"}}\n',
   },
 };
+/** An MCP App's calls: its example body validates, and the call finds no app here. */
+const APP_CALLS = 'POST /api/sessions/{sessionId}/apps/{callId}/calls';
+
 /** The approval routes use a session whose turn waits for the approval of `callId` (set up before the requests). */
 const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
 /** The one list and answer route: a call of its own waiting for approval. */
@@ -304,7 +307,9 @@ describe('OpenAPI document', () => {
             ? 500
             : k === 'POST /api/memory'
               ? 201
-              : 200,
+              : k === APP_CALLS
+                ? 404 // validated, then no app is kept with that call (test/int/mcp-app-calls.test.ts calls one)
+                : 200,
         ]),
       ),
     );
@@ -334,8 +339,8 @@ describe('OpenAPI document', () => {
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
       if (key === 'POST /api/connect-a2a-agent' || onOneTask(key)) continue;
-      // Answers 200 only after a call of a tool with an MCP App: test/int/mcp-apps.test.ts checks that answer.
-      if (key === 'GET /api/sessions/{sessionId}/apps/{callId}') continue;
+      // Answer 200 only after a call of a tool with an MCP App: test/int/mcp-apps.test.ts and mcp-app-calls.test.ts check them.
+      if (key === 'GET /api/sessions/{sessionId}/apps/{callId}' || key === APP_CALLS) continue;
       const special = path.includes('/questions')
         ? QUESTION_VALUES
         : path.includes('/approvals')
@@ -393,6 +398,7 @@ describe('OpenAPI document', () => {
       (r) =>
         !r.doc?.contentType &&
         r.path !== '/api/connect-a2a-agent' &&
+        `${r.method} ${r.path}` !== 'POST /api/sessions/:sessionId/apps/:callId/calls' &&
         !onOneTask(`${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`),
     );
     expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`).sort());

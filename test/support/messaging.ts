@@ -68,6 +68,17 @@ export async function turnFrames(
   return ws.frames.slice(from).filter((f) => f.data.turnId === turnId);
 }
 
+/** Runs one turn over a WebSocket of its own, signed in with `token`, in `sessionId`; its frames. */
+export async function turnOver(svc: RunningApp, token: string, sessionId: string, content: string): Promise<Frame[]> {
+  const ws = await connectWs(`${svc.wsUrl}?token=${token}`);
+  try {
+    ws.send({ type: 'message', content, sessionId });
+    return await turnFrames(ws, sessionId);
+  } finally {
+    ws.close();
+  }
+}
+
 /** Text of a chat message as the model received it (image parts skipped). */
 export const textOf = (m: WireMessage | undefined): string => (m ? contentText(m.content) : '');
 

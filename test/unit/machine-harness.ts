@@ -7,6 +7,8 @@
  * other wait is on a provided actor, which the tests hold with deferred promises. They never sleep
  * as evidence that nothing happened.
  */
+import { appStep } from '../../src/agent/session/app-step.ts';
+import type { ToolPolicy } from '../../src/agent/questions/tool-policy.ts';
 import { vi } from 'vitest';
 import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
@@ -16,6 +18,7 @@ import type {
   CompactInput,
   CompactRequest,
   ResumedTurn,
+  AppToolCall,
   ModelStepInput,
   ModelStepResult,
   ToolCallInput,
@@ -122,6 +125,8 @@ export interface HarnessOptions {
   /** Drives the approval timeout (default: the real clock). */
   clock?: SimulatedClock;
   approvalTimeoutMs?: number;
+  /** The tool policy an app's step applies (src/agent/session/app-step.ts; default: every call runs). */
+  policy?: ToolPolicy;
 }
 
 /** Steps end at this clock time, so approvals expire at `STEP_AT + approvalTimeoutMs`. */
@@ -136,6 +141,7 @@ export function harness(opts: HarnessOptions) {
   const modelStep = fromPromise<ModelStepResult, ModelStepInput>(async ({ input, signal }) => {
     modelInputs.push(input);
     modelSignals.push(signal);
+    if (input.app) return appStep(input.app, opts.policy, STEP_AT); // as the session's model step answers it
     const out = await opts.model(input, signal);
     return 'compact' in out ? out : { step: out, tools: opts.catalogue ?? tools, at: STEP_AT };
   });
@@ -169,9 +175,10 @@ export function harness(opts: HarnessOptions) {
   actor.on('*', (e) => emitted.push(e));
   actor.start();
   let n = 0;
-  const send = (content: string, resume?: ResumedTurn): string => {
+  const send = (content: string, resume?: ResumedTurn, app?: AppToolCall): string => {
     const turnId = `t${++n}`;
-    actor.send({ type: 'MESSAGE', message: { turnId, correlationId: `c${n}`, content, ...(resume && { resume }) } });
+    const extra = { ...(resume && { resume }), ...(app && { app }) };
+    actor.send({ type: 'MESSAGE', message: { turnId, correlationId: `c${n}`, content, ...extra } });
     return turnId;
   };
   const idle = () => waitFor(actor, (s) => s.matches('idle') && s.context.queue.length === 0);

@@ -89,6 +89,11 @@ const RESULTS: { [K in keyof AllCommands]: AllCommands[K]['result'] } = {
   'agent.toolApp': {
     app: { resourceUri: 'ui://echo/app.html', mimeType: 'text/html;profile=mcp-app', html: '<p>app</p>' },
   },
+  'agent.appToolCall': {
+    callId: 'c2',
+    result: { content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 } },
+  },
+  'agent.queueAppCall': { queued: false },
   'agent.thread': { facts: [] },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
@@ -197,6 +202,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/connect-a2a-agent': { name: 'peer', config: { url: 'http://127.0.0.1:9/' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
+  'POST /api/sessions/:sessionId/apps/:callId/calls': { name: 'refresh' },
   'POST /api/sessions/:sessionId/elicitations/:id': { action: 'decline' },
   'POST /api/sessions/:sessionId/client-tools/:callId': { content: 'ran' },
   'POST /api/sessions/:sessionId/questions/:id': { decision: 'approve' },

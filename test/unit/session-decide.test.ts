@@ -76,6 +76,18 @@ const queued = (turnId: string): SessionEvent => ({
   correlationId: `c-${turnId}`,
   content: turnId,
 });
+const result = (turnId: string, callId: string): SessionEvent => ({
+  v,
+  type: 'toolResult',
+  turnId,
+  callId,
+  toolName: callId,
+  serverId: 'srv',
+  success: true,
+  result: {},
+  text: 'ok',
+  durationMs: 1,
+});
 const message = (turnId: string): TurnMessage => ({ turnId, correlationId: `c-${turnId}`, content: turnId });
 
 const validate = createArgsValidator(createLogger('silent'));
@@ -306,18 +318,6 @@ describe('deciding a turn its process left running (resumeTurns)', () => {
     ...(call(turnId, callId) as SessionEventOf<'toolCall'>),
     rerunSafe: true,
   });
-  const result = (turnId: string, callId: string): SessionEvent => ({
-    v,
-    type: 'toolResult',
-    turnId,
-    callId,
-    toolName: callId,
-    serverId: 'srv',
-    success: true,
-    result: {},
-    text: 'ok',
-    durationMs: 1,
-  });
   const said = (turnId: string, text: string): SessionEvent => ({
     v,
     type: 'assistantStep',
@@ -522,5 +522,86 @@ describe("a call's questions, from the call's side", () => {
     expect(decideOpen(foldSession('s1', [user('t1'), user('t2'), ended]), { now }).record).toEqual([]);
     // A retry of the running turn's own message is no new turn: nothing is lost.
     expect(decideOpen(foldSession('s1', [user('t1'), user('t1')]), { now }).record).toEqual([]);
+  });
+});
+
+describe("an MCP App's call (a turn whose one step is the app's call)", () => {
+  const now = Date.parse('2026-01-01T00:00:00.000Z');
+  const appUser = (turnId: string): SessionEvent => ({
+    v,
+    type: 'userMessage',
+    turnId,
+    content: '',
+    appCallId: 'shown',
+  });
+  const appStep = (turnId: string, callId: string): SessionEvent => ({
+    ...(step(turnId, callId) as SessionEventOf<'assistantStep'>),
+    model: 'app',
+  });
+  const appCall = (turnId: string, callId: string): SessionEvent => ({
+    ...(call(turnId, callId) as SessionEventOf<'toolCall'>),
+    appCallId: 'shown',
+  });
+  const appResult = (turnId: string, callId: string): SessionEvent => ({
+    ...(result(turnId, callId) as SessionEventOf<'toolResult'>),
+    appCallId: 'shown',
+  });
+  const appMessage = (turnId: string): TurnMessage => ({
+    ...message(turnId),
+    content: '',
+    app: { appCallId: 'shown' },
+  });
+
+  it('runs as a turn of its own, behind a running one without being stored (its caller waits for it); a closed session takes none', () => {
+    given()
+      .when({ type: 'appCall', message: appMessage('a1') })
+      .then({ type: 'appCall' });
+    given(user('t1'))
+      .when({ type: 'appCall', message: appMessage('a1') }, { running: true, busy: true, queue: [message('t1')] })
+      .then({ type: 'appCall' });
+    given()
+      .when({ type: 'appCall', message: appMessage('a1') }, { closedBy: 'moved' })
+      .refused('AGENT_ERROR', { reason: 'moved' });
+  });
+
+  it('given its call settled, its turn is over (no reply): nothing is resumed or ended at open', () => {
+    const state = foldSession('s1', [appUser('a1'), appStep('a1', 'c1'), appCall('a1', 'c1'), appResult('a1', 'c1')]);
+    expect(state.openTurn).toBeUndefined();
+    expect(decideOpen(state, { now, resumeTurns: 3, orphanedTurnReason: 'owner_lost' })).toEqual({
+      record: [],
+      resume: undefined,
+      requeue: [],
+    });
+  });
+
+  it('given its call left running, it resumes as the app’s, the call interrupted (not safe to repeat), never asked again', () => {
+    const state = foldSession('s1', [appUser('a1'), appStep('a1', 'c1'), appCall('a1', 'c1')]);
+    const opening = decideOpen(state, { now, resumeTurns: 3 });
+    expect(opening.resume).toMatchObject({ turnId: 'a1', app: { appCallId: 'shown' } });
+    expect(opening.resume?.resume?.interrupted).toEqual([
+      expect.objectContaining({ callId: 'c1', appCallId: 'shown' }),
+    ]);
+    expect(opening.resume?.resume?.rerun).toEqual([]);
+  });
+
+  it('given its call waiting for approval, it resumes waiting, as the app’s', () => {
+    const state = foldSession('s1', [appUser('a1'), appStep('a1', 'c1'), appCall('a1', 'c1'), approval('a1', 'c1')]);
+    const opening = decideOpen(state, { now });
+    expect(opening.resume).toMatchObject({ turnId: 'a1', app: { appCallId: 'shown' } });
+    expect(opening.resume?.resume?.awaiting).toEqual([
+      expect.objectContaining({ callId: 'c1', needsApproval: true, appCallId: 'shown' }),
+    ]);
+  });
+
+  it("its history: no user message; the step's call and its result, as a model's would be", () => {
+    const state = foldSession('s1', [
+      user('t1'),
+      appUser('a1'),
+      appStep('a1', 'c1'),
+      appCall('a1', 'c1'),
+      appResult('a1', 'c1'),
+    ]);
+    expect(state.history.messages().map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(state.history.messages()[1]).toMatchObject({ toolCalls: [{ id: 'c1' }] });
   });
 });

@@ -2,7 +2,7 @@
  * A turn's steps as a follower sees them: its facts (stored, or heard live as `agent.stored`: the same stored event
  * either way), its transient frames (`thinking`, `chunk`, and the `error` of what could not be stored), and
  * `awaiting`: the turn waits for a person (frames.ts `AwaitingData`). A turn ends with its `response` or `turnFailed`
- * fact, or an `error` frame of the turn. `ts` (ms) is when the fact was stored; of a transient frame, when emitted; of
+ * fact (an MCP App's turn: or its call's `toolResult`), or an `error` frame of the turn. `ts` (ms) is when the fact was stored; of a transient frame, when emitted; of
  * `awaiting`, when its last fact was stored. Each face folds the steps into its own view in one place.
  * - `storedSteps` of a turn whose log leaves questions open (and no end) end with one `awaiting` naming them, stamped
  *   with the time of the last question asked or closed (what the live turn published then), with the turn's last seq.
@@ -23,7 +23,7 @@ function stillAwaiting(stored: readonly SessionStoredEvent[]): TurnStep | undefi
   let last: { sessionId: string; turnId: string; ts: string } | undefined;
   for (const s of stored) {
     const e = s.event;
-    if (e.type === 'response' || e.type === 'turnFailed') return undefined;
+    if (endsTurnFact(s)) return undefined;
     if (e.type === 'questionAsked') open.add(e.question.id);
     else if (e.type === 'questionClosed') open.delete(e.id);
     else continue;
@@ -41,9 +41,9 @@ export function storedSteps(stored: readonly SessionStoredEvent[]): TurnStep[] {
   return steps;
 }
 
-/** Whether a fact ends its turn. */
-export const endsTurnFact = (s: SessionStoredEvent): boolean =>
-  s.event.type === 'response' || s.event.type === 'turnFailed';
+/** Whether a fact ends its turn: its `response` or `turnFailed`, or an MCP App's call's `toolResult` (an app's turn). */
+export const endsTurnFact = ({ event: e }: SessionStoredEvent): boolean =>
+  e.type === 'response' || e.type === 'turnFailed' || (e.type === 'toolResult' && e.appCallId !== undefined);
 
 export const endsTurn = (step: TurnStep): boolean =>
   step.kind === 'fact'

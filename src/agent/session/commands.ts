@@ -25,6 +25,7 @@ export const SESSION_COMMANDS = [
   'agent.questions',
   'agent.answer',
   'agent.deleteSession',
+  'agent.queueAppCall',
 ] as const satisfies readonly NamesASession[];
 
 /**
@@ -34,6 +35,7 @@ export const SESSION_COMMANDS = [
 export const NOT_SESSION_SCOPED = [
   'agent.history',
   'agent.toolApp',
+  'agent.appToolCall',
   'agent.thread',
   'agent.sessionExists',
   'agent.exportSession',

@@ -10,6 +10,9 @@
  *   so; or it is among the state's recent turns), not queued: a caller retries a message under its own turn id and it
  *   runs once. One that finds the session idle with nothing waiting starts its turn now (`start`); any other waits,
  *   recorded first as `messageQueued` (`queue`).
+ * - `appCall` (an MCP App's call of a tool, its message's `app`): it runs as a turn of its own, in the queue's order,
+ *   at once when nothing runs; one that waits is held in memory only (never `messageQueued`: its caller waits for it,
+ *   so a restart that loses it loses its caller too).
  * - `answer`: the question must be pending and of the answer's family (`{ decision }`: an approval or a
  *   sampling request; `{ action }`: an elicitation; `{ content, error? }`: a client tool call), else its
  *   NOT_FOUND (never asked, or of another family); and still held by the running turn (`live.held`), else
@@ -50,6 +53,7 @@ import type { SessionState } from './state.ts';
 
 export type SessionCommand =
   | { type: 'send'; message: TurnMessage; stored?: boolean }
+  | { type: 'appCall'; message: TurnMessage }
   | ({ type: 'answer' } & AnswerCommand)
   | { type: 'cancel' }
   | { type: 'reset' }
@@ -80,6 +84,7 @@ export interface Decisions {
     | { type: 'duplicate'; turnId: string; queued: boolean }
     | { type: 'start' }
     | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
+  appCall: { type: 'appCall' };
   answer: { type: 'answer'; question: Question; answer: QuestionAnswer };
   cancel: { type: 'cancel' } | { type: 'ignore' };
   reset: { type: 'reset' };
@@ -111,6 +116,9 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
       const event: SessionEventOf<'messageQueued'> = { v: EVENT_VERSION, type: 'messageQueued', ...queued };
       return { type: 'queue', event };
     }
+    case 'appCall':
+      if (closed !== undefined) throw closedError(sessionId, closed);
+      return { type: 'appCall' };
     case 'answer':
       return { type: 'answer', ...decideAnswer(command, state, live) };
     case 'cancel':

@@ -33,6 +33,7 @@ export interface SendOutcome {
 /** What each command answers its caller. */
 export interface Outcomes {
   send: Promise<SendOutcome>;
+  appCall: { queued: boolean };
   answer: Question;
   cancel: boolean;
   reset: Promise<number>;
@@ -62,7 +63,8 @@ export function createHandler(
   });
   const notStored = (err: unknown) =>
     isOutboxClosed(err) ? closedError(sessionId, life.closedBy ?? 'closed') : storageFailure('message', err);
-  const messageOf = (command: HandledCommand) => (command as Extract<SessionCommand, { type: 'send' }>).message;
+  const messageOf = (command: HandledCommand) =>
+    (command as Extract<SessionCommand, { type: 'send' | 'appCall' }>).message;
   const correlationOf = (command: HandledCommand) => command.correlationId ?? sessionId;
 
   const carryOut: CarryOut = {
@@ -93,6 +95,11 @@ export function createHandler(
           },
         ),
       );
+    },
+    appCall(_, command) {
+      const queued = !snapshot().matches('idle') || snapshot().context.queue.length > 0;
+      actor.send({ type: 'MESSAGE', message: messageOf(command) });
+      return { queued };
     },
     answer({ question, answer }, command) {
       const answering = command as Extract<SessionCommand, { type: 'answer' }>;

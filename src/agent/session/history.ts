@@ -8,7 +8,8 @@ import { CLEARED_TOOL_RESULT, SUMMARY_HEADING } from '../compaction/compaction.t
  * The model's history as a pure projection (fold) of a session's domain events since the last
  * `reset`, without the system prompt (the caller prepends it).
  *
- * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
+ * - userMessage → `user` (with its image), except an MCP App's (`appCallId`: its turn is the app's call, whose
+ *   assistantStep and toolResult say it, a call and its result, as a model's would); assistantStep → `assistant` with its `toolCalls`;
  *   response → `assistant` with the last step's `text`; reasoning → given to the next assistant
  *   message of its turn (`reasoning`, naming the model and endpoint that gave it: src/llm sends it
  *   back to them only); toolResult → `tool` answering `callId` with `text` (what the model was
@@ -140,6 +141,7 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
       state.reasoning = undefined;
       state.turn = e.turnId;
+      if (e.appCallId !== undefined) return; // an app's call: its step's assistant message and tool message follow
       for (const m of userTurn(e)) push(state, m, seq);
       return;
     case 'assistantStep':

@@ -2,6 +2,8 @@
  * The model step of a session's turns: the tool catalogue, the model request, its streamed chunks.
  *
  * Contracts:
+ * - An app's call (`input.app`) is answered without the model (app-step.ts), once the turn's open mark and earlier
+ *   facts are stored: no memory, budget, compaction or spending check applies to it.
  * - The step streams its own chunks (`emitChunk`, the hot path: one publish per delta, no machine
  *   event), the step's `prefix` before its first delta; nothing after the step was aborted.
  * - A step does not wait for the turn's earlier facts (its user message first) to be stored: its
@@ -41,6 +43,7 @@ import { CLIENT_SERVER_ID } from '../../conversation/tool-shapes.ts';
 import type { History } from './history.ts';
 import type { Outbox } from './outbox.ts';
 import type { ToolPolicy } from '../questions/tool-policy.ts';
+import { appStep } from './app-step.ts';
 
 export interface ModelStepDeps {
   systemPrompt: string;
@@ -129,6 +132,12 @@ export function createModelStep(
   let promptTurn: string | undefined;
   const messages = modelView(history, () => systemPrompt);
   return async (input, signal) => {
+    if (input.app) {
+      await deps.turnMarked?.(); // as a model's: the turn is marked open before its call can start
+      await outbox.drained();
+      signal.throwIfAborted();
+      return appStep(input.app, deps.toolPolicy, clock.now());
+    }
     if (deps.workingMemory && promptTurn !== input.key.turnId) {
       promptTurn = input.key.turnId;
       systemPrompt = deps.systemPrompt + (await deps.workingMemory());

@@ -2,7 +2,8 @@
  * The turn a session's log left open, and how it is taken up again when the session opens.
  *
  * Contracts:
- * - A turn is open from its `userMessage` until its own `response` or `turnFailed`, or a `reset` (a
+ * - A turn is open from its `userMessage` until its own `response` or `turnFailed` (an MCP App's turn, `appCallId`:
+ *   until its call's `toolResult`), or a `reset` (a
  *   `turnFailed` of another turn is a queued message discarded: it leaves the open turn as it is). Its
  *   `turnResumed` events count the times it was taken up again (`resumed`).
  * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval or for the
@@ -53,7 +54,7 @@ export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): Ope
       return turn;
     case 'toolResult':
       turn?.results.add(e.callId);
-      return turn;
+      return turn?.user.appCallId !== undefined && e.turnId === turn.user.turnId ? undefined : turn; // an app's call ends its turn
     case 'turnResumed':
       if (turn?.user.turnId === e.turnId) turn.resumed = e.attempt;
       return turn;
@@ -119,18 +120,20 @@ function planner({ steps }: OpenTurn, tasks: RemoteTasks): (c: SessionEventOf<'t
       args: c.args,
       ...(c.rerunSafe && { rerunSafe: true }),
       ...(task && { task }),
+      ...(c.appCallId !== undefined && { appCallId: c.appCallId }),
     };
   };
 }
 
 function resumedMessage(user: SessionEventOf<'userMessage'>, resume: ResumedTurn): TurnMessage {
-  const { clientTools } = user;
+  const { clientTools, appCallId } = user;
   return {
     turnId: user.turnId,
     correlationId: user.turnId,
     content: user.content,
     ...(clientTools && { clientTools }),
     resume,
+    ...(appCallId !== undefined && { app: { appCallId } }),
   };
 }
 
@@ -143,7 +146,7 @@ export function resumeRunning(turn: OpenTurn, tasks: RemoteTasks): TurnMessage {
   // A call of the step whose toolCall never reached the log may have started: it is not run again.
   const unannounced: PlannedCall[] = (steps.at(-1)?.toolCalls ?? [])
     .filter((c) => !stored.has(c.id))
-    .map((c) => ({ callId: c.id, name: c.name, toolName: c.name, serverId: '', args: c.arguments }));
+    .map((c) => ({ callId: c.id, name: c.name, toolName: c.name, serverId: '', args: c.arguments, ...appOf(turn) }));
   const resume: ResumedTurn = {
     ...progress(turn),
     awaiting: [],
@@ -155,6 +158,9 @@ export function resumeRunning(turn: OpenTurn, tasks: RemoteTasks): TurnMessage {
   };
   return resumedMessage(turn.user, resume);
 }
+
+/** The mark of an app's call, for the calls of its turn. */
+const appOf = ({ user }: OpenTurn) => (user.appCallId === undefined ? {} : { appCallId: user.appCallId });
 
 /** A call left running is run again when that does no harm: its tool says so, or its recorded task is polled again. */
 const runsAgain = (c: PlannedCall): boolean => c.rerunSafe === true || c.task !== undefined;

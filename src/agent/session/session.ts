@@ -53,6 +53,8 @@ export async function openSession(deps: SessionDeps) {
     async send(message: TurnMessage, stored?: boolean): Promise<SendOutcome> {
       return await handle({ type: 'send', message, ...(stored !== undefined && { stored }) });
     },
+    /** Queues an MCP App's call of a tool (`message.app`) as a turn of its own (decide.ts); `queued` when it waits. */
+    appCall: (message: TurnMessage): { queued: boolean } => handle({ type: 'appCall', message }),
     /** Aborts the running turn; false when none runs. */
     cancel: (): boolean => handle({ type: 'cancel' }),
     /** Compacts the history between turns: the stored `contextCompacted`, or `undefined` when nothing was compacted. */

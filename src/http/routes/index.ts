@@ -45,7 +45,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     // The approvals' pair stands with the session routes, where it always stood; the other families' follow questionRoutes'.
     ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
-    ...appRoutes(),
+    ...appRoutes(deps),
     ...compactionRoutes(deps),
     ...questionRoutes(deps),
     ...mcpRoutes(deps),

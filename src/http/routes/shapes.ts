@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import {
   agentHealth,
+  appCallResult,
   approvalDecision,
   elicitationAction,
   compactionResult,
@@ -93,6 +94,11 @@ export const RESPONSES = {
   }),
   compacted: withTimestamp(compactionResult.shape),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
+  appCall: withTimestamp({
+    sessionId: z.string(),
+    callId: z.string().describe("The new call's id (its toolCall and toolResult frames carry it, and `appCallId`)"),
+    result: appCallResult,
+  }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),
   elicitationAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), action: elicitationAction }),
