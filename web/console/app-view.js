@@ -33,6 +33,7 @@ export const MAX_HEIGHT = 640;
 const FIRST_HEIGHT = 160;
 const HOST_INFO = { name: 'agentd console', version: '1' };
 const INVALID_REQUEST = -32600;
+const INVALID_PARAMS = -32602;
 
 /** @type {Promise<typeof import('./app-bridge.js')> | undefined} */
 let bridgeModule;
@@ -154,6 +155,8 @@ export function appBox(appCall, host) {
       else void b.sendToolCancelled({ reason: 'the tool call failed' }).catch(() => {});
     };
     b.oncalltool = async ({ name, arguments: args }) => {
+      if (typeof name !== 'string' || name === '')
+        throw Object.assign(new Error('tools/call needs the name of a tool'), { code: INVALID_PARAMS });
       say(`Calling ${name}… (a call that needs approval waits for it at the end of the transcript)`);
       try {
         /** @type {{ result: import('@modelcontextprotocol/client').CallToolResult }} */
