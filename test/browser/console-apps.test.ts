@@ -30,10 +30,9 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
 
   async function open(page: Page) {
     await page.goto(`${t.svc.url}/#session=${SESSION}`);
-    if (await page.getByLabel('API key').isVisible()) {
-      await page.getByLabel('API key').fill(KEY);
-      await page.getByRole('button', { name: 'Use key' }).click();
-    }
+    // A fresh context: the console asks for the key (and keeps it in the tab's sessionStorage).
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
     await page.locator('#server-apps .status', { hasText: 'connected' }).waitFor();
   }
 
@@ -113,6 +112,12 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
     await expect.poll(() => text(app, 'input'), PATIENT).toBe('input: {"series":"p"}');
     await expect.poll(() => text(app, 'result'), PATIENT).toBe('result: {"series":"p"}');
     expect(await page.locator('.tool .app-frame').count()).toBe(1);
+  });
+
+  it("answers a tools/call the app-calls route refuses with a JSON-RPC error carrying the route's message", async () => {
+    const app = appOf(t.browser.page);
+    await app.getByRole('button', { name: 'Call unknown' }).click();
+    await expect.poll(() => text(app, 'unknown-called'), PATIENT).toMatch(/^unknown: error -32603 \S/);
   });
 
   it("calls a second tool through the bridge and shows that tool's result", async (ctx) => {
