@@ -54,7 +54,7 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
     // The proxy's address names no key; its document has an opaque origin (the CSP's sandbox), as has the app's.
     const proxy = page.frames().find((f) => f.url().includes('/console/apps/sandbox'));
     expect(proxy?.url()).not.toContain(KEY);
-    expect(await proxy!.evaluate(() => window.origin)).toBe('null');
+    expect(await proxy!.evaluate<string>('window.origin')).toBe('null');
     expect(page.frames().every((f) => !f.url().includes(KEY))).toBe(true);
     await t.browser.screenshot('console-apps');
     expect(failures.list()).toEqual([]);
@@ -63,7 +63,7 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
 
   it("cannot read the console's storage or document, nor reach agentd", async () => {
     const { page } = t.browser;
-    expect(await page.evaluate(() => sessionStorage.length)).toBeGreaterThan(0); // the key the console keeps
+    expect(await page.evaluate<number>('sessionStorage.length')).toBeGreaterThan(0); // the key the console keeps
     const app = appOf(page);
     await app.getByRole('button', { name: 'Probe' }).click();
     await expect.poll(() => text(app, 'probed'), PATIENT).not.toBe('probe: none');

@@ -120,17 +120,22 @@ export function appBox(appCall, host) {
     html.catch(() => {}); // its failure is told when the proxy asks for it
     const { AppBridge, PostMessageTransport } = await (bridgeModule ??= import('./app-bridge.js'));
     if (closed || !frame.contentWindow) return;
-    const b = new AppBridge(null, HOST_INFO, { openLinks: {}, serverTools: {}, logging: {} }, {
-      hostContext: {
-        theme: matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light',
-        displayMode: 'inline',
-        availableDisplayModes: ['inline'],
-        containerDimensions: { width: box.clientWidth || 600, maxHeight: MAX_HEIGHT },
-        platform: 'web',
-        locale: navigator.language,
-        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    const b = new AppBridge(
+      null,
+      HOST_INFO,
+      { openLinks: {}, serverTools: {}, logging: {} },
+      {
+        hostContext: {
+          theme: matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light',
+          displayMode: 'inline',
+          availableDisplayModes: ['inline'],
+          containerDimensions: { width: box.clientWidth || 600, maxHeight: MAX_HEIGHT },
+          platform: 'web',
+          locale: navigator.language,
+          timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        },
       },
-    });
+    );
     bridge = b;
     wire(b, html);
     await b.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));

@@ -10,6 +10,7 @@
  *   browser module, bundled by the build into dist/ext-apps/, or on first request in a checkout not built.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import type * as Esbuild from 'esbuild';
 import { z } from 'zod';
 import { appUi } from '../../conversation/tool-app.ts';
 import { AppError } from '../../errors/index.ts';
@@ -88,7 +89,7 @@ async function readBridge(): Promise<string> {
   // A devDependency, named through a variable so the build does not bundle it: tools/build-sources.mjs's
   // APP_BRIDGE_BUNDLE, which src may not import, is the same bundle.
   const esbuild = 'esbuild';
-  const { build } = (await import(esbuild)) as typeof import('esbuild');
+  const { build } = (await import(esbuild)) as typeof Esbuild;
   const out = await build({
     stdin: {
       contents: "export { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';",
