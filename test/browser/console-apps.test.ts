@@ -19,6 +19,8 @@ const SESSION = 'apps';
 describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
   const t = useBrowserBench(chromiumPath!, {
     server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, limits: { rest: { points: 1000 } } },
+    // The app's second tool waits for a person's approval (the console's approval UI shows it).
+    toolPolicy: { default: 'allow', rules: [{ tool: 'refresh_chart', action: 'ask' }] },
     mcpServers: {
       apps: { type: 'stdio', command: process.execPath, args: [fixturePath('app-server')], timeout: 20_000 },
     },
@@ -135,6 +137,14 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
     const { page } = t.browser;
     const app = appOf(page);
     await app.getByRole('button', { name: 'Refresh' }).click();
+    // The call waits for an approval: the transcript shows it, in view, and the app's frame says it waits.
+    const waiting = page.locator('.tool', { hasText: 'refresh_chart' }).locator('.approval button.approve');
+    await waiting.waitFor();
+    await expect.poll(() => waiting.isVisible(), PATIENT).toBe(true);
+    expect(await page.locator('.tool .app .app-note').first().textContent()).toMatch(/^Calling refresh_chart/);
+    expect(await text(app, 'called')).toBe('called: none');
+    await waiting.click();
     await expect.poll(() => text(app, 'called'), PATIENT).toMatch(/^called: refresh_chart: b/);
+    expect(await page.locator('.tool .app .app-note').first().isHidden()).toBe(true);
   });
 });
