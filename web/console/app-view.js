@@ -115,11 +115,26 @@ export function appBox(appCall, host) {
     start().catch((/** @type {unknown} */ err) => say(`The app could not be shown: ${String(err)}`));
   });
 
+  /** The html, read once (with the console's key). @type {Promise<string> | undefined} */
+  let html;
+  /** The frame's window the bridge talks to. @type {Window | undefined} */
+  let bound;
+  // A frame moved in the page (the transcript reorders its entries) is loaded afresh in a new window: the bridge
+  // bound to the old one is replaced, and the proxy loaded again for the new one.
+  frame.addEventListener('load', () => {
+    if (!closed && bound && frame.contentWindow !== bound)
+      start().catch((/** @type {unknown} */ err) => say(`The app could not be shown: ${String(err)}`));
+  });
+
+  /** Binds a bridge to the frame's window, then (re)loads the sandbox proxy in it. */
   async function start() {
-    const html = getText(appCall.app.href);
-    html.catch(() => {}); // its failure is told when the proxy asks for it
+    if (!html) {
+      html = getText(appCall.app.href);
+      html.catch(() => {}); // its failure is told when the proxy asks for it
+    }
     const { AppBridge, PostMessageTransport } = await (bridgeModule ??= import('./app-bridge.js'));
-    if (closed || !frame.contentWindow) return;
+    const win = frame.contentWindow;
+    if (closed || !win) return;
     const b = new AppBridge(
       null,
       HOST_INFO,
@@ -136,9 +151,11 @@ export function appBox(appCall, host) {
         },
       },
     );
+    void bridge?.close().catch(() => {});
     bridge = b;
+    bound = win;
     wire(b, html);
-    await b.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+    await b.connect(new PostMessageTransport(win, win));
     frame.src = sandboxUrl(appCall.app);
   }
 

@@ -164,6 +164,23 @@ function entry(item, actions) {
 }
 
 /**
+ * Puts `node` before `before` in `list`: an entry already there moves with its state (`moveBefore`, where the browser
+ * has it), so an MCP App's frame among it is not loaded again.
+ * @param {HTMLElement} list @param {HTMLElement} node @param {ChildNode | null} before
+ */
+function place(list, node, before) {
+  const move = /** @type {{ moveBefore?: (node: Node, child: Node | null) => void }} */ (list).moveBefore;
+  if (move && node.parentNode === list) {
+    try {
+      return move.call(list, node, before);
+    } catch {
+      // not movable with its state: inserted as any node is
+    }
+  }
+  list.insertBefore(node, before);
+}
+
+/**
  * A call that waits for a person's approval shows when its entry comes, even when the reader scrolled up (to an app
  * whose tool call it is, say).
  * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
@@ -206,7 +223,7 @@ export function createTranscript(list, actions) {
         }
         next.set(item.key, { item, node });
         if (node === before) before = node.nextSibling;
-        else list.insertBefore(node, before);
+        else place(list, node, before);
       }
       for (const [key, { node }] of shown) if (!next.has(key)) node.remove();
       shown = next;
