@@ -17,7 +17,10 @@
 // dist/swagger-ui/ with its licence and notice: the package ships those files and so depends on
 // nothing that pulls in swagger-ui-dist's dependency @scarf/scarf (an install-time telemetry script).
 // The console's markdown libraries (devDependencies marked and dompurify) are copied the same way:
-// their browser ES modules and licences into dist/marked/ and dist/dompurify/.
+// their browser ES modules and licences into dist/marked/ and dist/dompurify/. The console's MCP Apps host
+// (web/console/app-view.js) needs ext-apps' host side (AppBridge, PostMessageTransport) as one browser module: it is
+// bundled with what it imports (the MCP SDK's protocol, zod) into dist/ext-apps/app-bridge.js with its notices
+// (APP_BRIDGE_BUNDLE, shared with the route that bundles it on demand in a checkout not built).
 import {
   copyFileSync,
   existsSync,
@@ -31,7 +34,7 @@ import {
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 import { writeThirdPartyNotices } from './build-notices.mjs';
-import { EXCLUDED, SOURCES } from './build-sources.mjs';
+import { APP_BRIDGE_BUNDLE, EXCLUDED, SOURCES } from './build-sources.mjs';
 import { basename, dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -101,6 +104,8 @@ vendor('swagger-ui', 'swagger-ui-dist', [
 ]);
 vendor('marked', 'marked', ['lib/marked.esm.js', 'LICENSE']);
 vendor('dompurify', 'dompurify', ['dist/purify.es.mjs', 'LICENSE']);
+const bridge = await build({ ...APP_BRIDGE_BUNDLE, outfile: '.dist-next/ext-apps/app-bridge.js', metafile: true });
+writeThirdPartyNotices(bridge.metafile, '.dist-next/ext-apps/THIRD-PARTY-NOTICES.md');
 /** Whether folders `a` and `b` hold the same files with the same bytes. */
 function sameTree(a, b) {
   if (!existsSync(b)) return false;

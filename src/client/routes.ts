@@ -132,6 +132,7 @@ export type RouteName = keyof typeof ROUTES;
 export const NOT_IN_CLIENT: Readonly<Record<string, string>> = {
   'GET /': 'the web console (a page)',
   'GET /console/{file}': "the console's files",
+  'GET /console/apps/sandbox': "the console's MCP Apps sandbox proxy (a page for a frame)",
   'GET /inspect': 'the inspector (a page)',
   'GET /inspect/': 'the inspector (a page)',
   'GET /inspect/stately': 'the inspector bridge (a page)',

@@ -15,6 +15,21 @@ export class ApiError extends Error {
   }
 }
 
+/** The request headers: the key, when one is set. @returns {Record<string, string>} */
+const authorization = () => (apiKey.get() ? { Authorization: `Bearer ${apiKey.get()}` } : {});
+
+/**
+ * GETs a route that answers text (an MCP App's html); rejects with ApiError.
+ * @param {string} path
+ * @returns {Promise<string>}
+ */
+export async function getText(path) {
+  const res = await fetch(path, { headers: authorization() });
+  if (res.ok) return res.text();
+  const json = /** @type {any} */ (await res.json().catch(() => ({})));
+  throw new ApiError(res.status, json?.error);
+}
+
 /**
  * Calls a REST route; resolves with the JSON body, rejects with ApiError.
  * @template [T=any]
@@ -24,9 +39,7 @@ export class ApiError extends Error {
  * @returns {Promise<T>}
  */
 export async function call(method, path, body) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (apiKey.get()) headers.Authorization = `Bearer ${apiKey.get()}`;
+  const headers = authorization();
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
   const json = /** @type {any} */ (await res.json().catch(() => ({})));

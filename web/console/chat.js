@@ -9,12 +9,15 @@ import { elicitationBox } from './elicitation-form.js';
 import { showMarkdown } from './markdown.js';
 import { answeredBy } from './transcript.js';
 import { budgetEntry, isBudgetQuestion } from './budget-question.js';
+import { appBox, showsApp, sweepApps, teardownApps } from './app-view.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
 /** @typedef {import('./transcript.js').CompactionItem} CompactionItem */
 /** @typedef {import('./elicitation-form.js').Elicit} Elicit */
 /** @typedef {import('./budget-question.js').Answer} Answer */
+/** @typedef {import('./app-view.js').AppHost} AppHost */
+/** @typedef {{ answer: Answer, elicit: Elicit, app: AppHost }} EntryActions */
 
 /** A token count as the page shows it. @param {number} n */
 export const tokens = (n) => n.toLocaleString('en');
@@ -46,10 +49,9 @@ function compactionEntry(item) {
 
 /**
  * @param {ToolItem} item
- * @param {Answer} answer
- * @param {Elicit} elicit
+ * @param {EntryActions} actions
  */
-function toolEntry(item, answer, elicit) {
+function toolEntry(item, { answer, elicit, app }) {
   const li = el(
     'li',
     { className: 'tool' },
@@ -91,6 +93,11 @@ function toolEntry(item, answer, elicit) {
       }),
       el('div', { className: outcome.success ? 'result' : 'result failed' }, ...resultParts(outcome.result)),
     );
+    const marker = outcome.app;
+    if (showsApp(marker)) {
+      const { callId, toolName, args } = item;
+      li.append(appBox({ callId, toolName, args, success: outcome.success, result: outcome.result, app: marker }, app));
+    }
   }
   return li;
 }
@@ -125,18 +132,17 @@ function replyEntry(item, li = el('li')) {
 
 /**
  * @param {Item} item
- * @param {Answer} answer
- * @param {Elicit} elicit
+ * @param {EntryActions} actions
  * @returns {HTMLElement}
  */
-function entry(item, answer, elicit) {
+function entry(item, actions) {
   switch (item.kind) {
     case 'user':
       return userEntry(item);
     case 'assistant':
       return replyEntry(item);
     case 'tool':
-      return isBudgetQuestion(item) ? budgetEntry(item, answer) : toolEntry(item, answer, elicit);
+      return isBudgetQuestion(item) ? budgetEntry(item, actions.answer) : toolEntry(item, actions);
     case 'error':
       return el('li', { className: 'error', textContent: `${item.code}: ${item.message}` });
     case 'reset':
@@ -158,11 +164,30 @@ function entry(item, answer, elicit) {
 }
 
 /**
- * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
- * @param {{ answer: Answer, elicit: Elicit }} options  sends a person's answer to a call waiting for approval (`answer`;
- *   a budget question's may raise the limit), and to a tool server's question (`elicit`)
+ * Puts `node` before `before` in `list`: an entry already there moves with its state (`moveBefore`, where the browser
+ * has it), so an MCP App's frame among it is not loaded again.
+ * @param {HTMLElement} list @param {HTMLElement} node @param {ChildNode | null} before
  */
-export function createTranscript(list, { answer, elicit }) {
+function place(list, node, before) {
+  const move = /** @type {{ moveBefore?: (node: Node, child: Node | null) => void }} */ (list).moveBefore;
+  if (move && node.parentNode === list) {
+    try {
+      return move.call(list, node, before);
+    } catch {
+      // not movable with its state: inserted as any node is
+    }
+  }
+  list.insertBefore(node, before);
+}
+
+/**
+ * A call that waits for a person's approval shows when its entry comes, even when the reader scrolled up (to an app
+ * whose tool call it is, say).
+ * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
+ * @param {EntryActions} actions  sends a person's answer to a call waiting for approval (`answer`; a budget question's
+ *   may raise the limit), to a tool server's question (`elicit`), and an MCP App's message (`app`)
+ */
+export function createTranscript(list, actions) {
   /** @type {Map<string, { item: Item, node: HTMLElement }>} */
   let shown = new Map();
   /** @type {readonly Item[] | undefined} */
@@ -180,6 +205,8 @@ export function createTranscript(list, { answer, elicit }) {
       /** @type {Map<string, { item: Item, node: HTMLElement }>} */
       const next = new Map();
       let before = /** @type {ChildNode | null} */ (list.firstChild);
+      /** @type {HTMLElement | undefined} */
+      let waiting;
       for (const item of items) {
         const old = shown.get(item.key);
         const node =
@@ -187,21 +214,26 @@ export function createTranscript(list, { answer, elicit }) {
             ? old.node
             : old?.item.kind === 'assistant' && item.kind === 'assistant'
               ? replyEntry(item, old.node)
-              : entry(item, answer, elicit);
+              : entry(item, actions);
+        if (!fresh && old?.node !== node && item.kind === 'tool' && item.approval && !item.approval.verdict)
+          waiting = node;
         if (old && old.node !== node) {
           if (old.node === before) before = old.node.nextSibling;
           old.node.remove();
         }
         next.set(item.key, { item, node });
         if (node === before) before = node.nextSibling;
-        else list.insertBefore(node, before);
+        else place(list, node, before);
       }
       for (const [key, { node }] of shown) if (!next.has(key)) node.remove();
       shown = next;
+      sweepApps();
       if (atEnd) list.scrollTop = list.scrollHeight;
+      else waiting?.scrollIntoView({ block: 'nearest' });
     },
-    /** Forgets what is shown (another session is about to be rendered). */
+    /** Forgets what is shown (another session is about to be rendered); its apps are told they go. */
     clear() {
+      teardownApps();
       list.replaceChildren();
       shown = new Map();
       last = undefined;

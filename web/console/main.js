@@ -48,6 +48,8 @@ const transcript = createTranscript($('transcript'), {
     if (!events?.send({ type: 'elicitation', sessionId: current, id, action, ...(content && { content }) }))
       status('not connected; try again in a moment');
   },
+  // An MCP App's `ui/message`: a user message of the shown session, as the composer sends one.
+  app: { message: (content) => !!events?.send({ type: 'message', content, sessionId: current }) },
 });
 const attachments = createAttachments($('attachments'));
 const servers = createServerPanel($('servers'), status, {

@@ -239,7 +239,7 @@ export function foldSession(view, frame) {
         ...call,
         toolName: call.toolName || d.toolName,
         serverId: call.serverId || d.serverId,
-        outcome: { success: d.success, result: d.result, durationMs: d.durationMs },
+        outcome: { success: d.success, result: d.result, durationMs: d.durationMs, ...(d.app && { app: d.app }) },
       });
       break;
     }

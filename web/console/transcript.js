@@ -52,7 +52,8 @@ import { foldSession } from './session-fold.js';
  * @typedef {{ by: string, principal?: string }} Answerer  what answered a question (`rest`, `websocket`, `timeout`, ...) and, signed in, who
  * @typedef {Answerer & { decision: 'approve' | 'deny', reason?: string, raiseTo?: number }} Verdict  (`raiseTo`: a budget question's raise)
  * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
- * @typedef {{ success: boolean, result: unknown, durationMs: number }} ToolOutcome
+ * @typedef {import('../../src/conversation/tool-app.ts').AppMarker} AppMarker
+ * @typedef {{ success: boolean, result: unknown, durationMs: number, app?: AppMarker }} ToolOutcome  (`app`: the MCP App its tool names, app-view.js)
  * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: Answerer & { action: string } }} Elicitation
  *   a tool server's question during the call (elicitationRequested), and its answer once resolved
  * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, elicitations?: Elicitation[], outcome?: ToolOutcome }} ToolItem

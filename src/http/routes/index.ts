@@ -4,6 +4,7 @@ import type { FaceMount } from '../face-endpoint.ts';
 import type { FeatureMount } from '../feature-mount.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
+import { appHostRoutes } from './app-host-routes.ts';
 import { appRoutes } from './app-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -54,7 +55,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     metricsRoute(deps.metrics),
     ...(deps.features ?? []).flatMap((feature) => feature.routes?.() ?? []),
     ...(deps.faces ?? []).flatMap((face) => face.routes?.() ?? []),
-    ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
+    ...(deps.mode === 'mcp' ? [] : [...consoleRoutes(), ...appHostRoutes()]),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
   const auth = deps.config?.server.auth ?? {};

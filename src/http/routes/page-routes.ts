@@ -6,6 +6,7 @@ import { PathNotFound } from '../admission.ts';
 import { packagePath } from '../../package-info.ts';
 import { openApiDocument, type OpenApiOptions } from '../openapi.ts';
 import type { Route, RouteResult } from '../route.ts';
+import { appBridgeScript } from './app-host-routes.ts';
 import { RESPONSES } from './shapes.ts';
 
 const WEB = packagePath('web');
@@ -82,10 +83,13 @@ export function consoleRoutes(): Route[] {
     ['marked.js', join(vendorDir('marked', 'marked', 'lib'), 'marked.esm.js')],
     ['purify.js', join(vendorDir('dompurify', 'dompurify', 'dist'), 'purify.es.mjs')],
   ];
-  const file = files([...withShared('console'), ...vendored], pageHeaders(), '/console/');
+  // The console frames its MCP Apps' sandbox proxy (/console/apps/sandbox, app-host-routes.ts), and nothing else.
+  const file = files([...withShared('console'), ...vendored], pageHeaders("'self'", "'self'"), '/console/');
   return [
     pageRoute('/', 'The web console (web mode)', () => file('index.html')),
-    pageRoute('/console/:file', "The console's scripts and styles", (ctx) => file(ctx.params.file ?? '')),
+    pageRoute('/console/:file', "The console's scripts and styles", (ctx) =>
+      ctx.params.file === 'app-bridge.js' ? appBridgeScript() : file(ctx.params.file ?? ''),
+    ),
   ];
 }
 
