@@ -9,8 +9,8 @@
  *   APP_NOT_FOUND for a call without a kept app, or another uri.
  * - `tools/call` `{ name, arguments? }`: `callAppTool` (the bus command `agent.appToolCall`), which runs it through
  *   agentd's tool policy and approvals; its MCP CallToolResult is the answer (a denied call's has `isError`). Unlike
- *   the middleware, the face never calls a tool server itself. Without `callAppTool` (the command is not served here):
- *   UNSUPPORTED_OPERATION. A `tools/call` that fails (refused, not served, malformed) is answered in band, as MCP
+ *   the middleware, the face never calls a tool server itself. A `tools/call` that fails (refused, malformed) is
+ *   answered in band, as MCP
  *   answers a tool's failure: `RUN_FINISHED` with a CallToolResult `isError: true` whose text is `<code>: <message>`,
  *   never `RUN_ERROR` (CopilotKit's renderer gives the app an empty success for a run that fails).
  * - Any other method (the middleware's `ping`, `notifications/message` too): UNSUPPORTED_OPERATION. A request that is
@@ -46,7 +46,7 @@ export type CallAppTool = (payload: AppToolCallPayload) => Promise<AppToolCallRe
 export interface AppRequestDeps {
   /** The app kept with a call of the session (`agent.toolApp`). */
   toolApp: (sessionId: SessionKey, callId: string) => Promise<ToolApp | undefined>;
-  callAppTool: CallAppTool | undefined;
+  callAppTool: CallAppTool;
 }
 
 const proxiedRequest = z.object({
@@ -100,10 +100,6 @@ export async function answerAppRequest(
     }
     case 'tools/call': {
       const { name, arguments: args = {} } = parsed(callParams, request.params, at);
-      if (!deps.callAppTool)
-        throw new AppError('UNSUPPORTED_OPERATION', "An app's tool calls are not served here (no agent.appToolCall)", {
-          method: request.method,
-        });
       const { principal: by } = answeredVia('ag-ui', principal);
       const payload = { sessionId: key, appCallId: callId, name, args, ...(by !== undefined && { principal: by }) };
       return (await deps.callAppTool(payload)).result;

@@ -15,6 +15,7 @@ import { errorReply } from '../http/respond.ts';
 import { defineRoute, documentedOnly, type Route } from '../http/route.ts';
 import { agentCapabilities, type CapabilitiesConfig } from './capabilities.ts';
 import { encodeEvents, wantsProtobuf, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE } from './encoding.ts';
+import type { CallAppTool } from './app-requests.ts';
 import { createAgUiFace, type AgUiFace, type AgUiFaceDeps } from './face.ts';
 
 export type AgUiRoutesConfig = CapabilitiesConfig & Pick<AgentConfig, 'agUi'>;
@@ -93,7 +94,8 @@ export function agUiMount(deps: AgUiMountDeps): FaceMount {
     match: (p) => p === path || (p.startsWith(`${path}/`) && p !== `${path}/capabilities`),
     serve: (ctx) => {
       const { bus, follower, clock } = deps;
-      const face = createAgUiFace({ bus, follower, clock, mayApprove: ctx.mayApprove, clientTools });
+      const callAppTool: CallAppTool = (payload) => bus.execute('agent.appToolCall', payload);
+      const face = createAgUiFace({ bus, follower, clock, mayApprove: ctx.mayApprove, clientTools, callAppTool });
       return createAgUiEndpoint(face, path, ctx);
     },
     routes: () => agUiRoutes(deps.config),

@@ -46,8 +46,8 @@ export interface AgUiFaceDeps {
   mayApprove: (principal: Principal) => boolean;
   /** Who may declare tools the client runs (`agUi.clientTools`). */
   clientTools: AgUiConfig['clientTools'];
-  /** An MCP App's tool call (the bus command `agent.appToolCall`); none: refused (app-requests.ts). */
-  callAppTool?: CallAppTool;
+  /** An MCP App's tool call (the bus command `agent.appToolCall`: the tool policy and approvals apply). */
+  callAppTool: CallAppTool;
 }
 
 export interface AgUiCallContext {

@@ -23,7 +23,8 @@ export function threadMessages(facts: readonly SessionStoredEvent[], opts: { bef
     switch (e.type) {
       case 'userMessage':
         calls = undefined;
-        out.push({ id: `${e.turnId}-user`, role: 'user', content: e.content });
+        // An MCP App's call (appCallId) has no message of a person: its call and result follow.
+        if (e.appCallId === undefined) out.push({ id: `${e.turnId}-user`, role: 'user', content: e.content });
         break;
       case 'toolCall': {
         args.set(e.callId, e.args);
@@ -62,7 +63,9 @@ export function threadMessages(facts: readonly SessionStoredEvent[], opts: { bef
 
 /** Whether the client's user messages (texts, in order) differ from the thread's; a new run's own left out. */
 export function diverges(client: readonly Message[], facts: readonly SessionStoredEvent[]): boolean {
-  const ours = facts.flatMap(({ event: e }) => (e.type === 'userMessage' ? [e.content] : []));
+  const ours = facts.flatMap(({ event: e }) =>
+    e.type === 'userMessage' && e.appCallId === undefined ? [e.content] : [],
+  );
   const theirs = userTexts(client);
   return ours.length !== theirs.length || ours.some((text, i) => text !== theirs[i]);
 }

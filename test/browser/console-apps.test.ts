@@ -122,18 +122,7 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
     await expect.poll(() => text(app, 'unknown-called'), PATIENT).toMatch(/^unknown: error -32603 \S/);
   });
 
-  it("calls a second tool through the bridge and shows that tool's result", async (ctx) => {
-    // The route is another helper's (issue 75): until it is merged this branch has none. Remove this guard then.
-    const probe = await fetch(`${t.svc.url}/api/sessions/${SESSION}/apps/none/calls`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'refresh_chart' }),
-    });
-    const body = (await probe.json()) as { error?: { details?: { issue?: string } } };
-    if (probe.status === 404 && body.error?.details?.issue === 'no such endpoint') {
-      console.warn('\n[console-apps] POST /api/sessions/{id}/apps/{callId}/calls is not on this branch: skipped\n');
-      ctx.skip();
-    }
+  it("calls a second tool through the bridge; its approval shows in the console, and approved, the app shows that tool's result", async () => {
     const { page } = t.browser;
     const app = appOf(page);
     await app.getByRole('button', { name: 'Refresh' }).click();

@@ -3,8 +3,8 @@
  * calling the fixture's app tool (test/fixtures/mcp/app-server.js, built with ext-apps' server helpers), and
  * @ag-ui/client's `HttpAgent` (its verifier rejects any ordering error). The run carries the call's app as the
  * `mcp-apps` ACTIVITY_SNAPSHOT @ag-ui/mcp-apps-middleware emits (SSE and protobuf); the app's proxied `resources/read`
- * run answers the kept html to the thread's owner only; a thread snapshot carries the activity; a `tools/call` is
- * never sent to the tool server by the face.
+ * run answers the kept html to the thread's owner only; a thread snapshot carries the activity; a `tools/call` runs
+ * through agentd's tool policy (`agent.appToolCall`), never sent to the tool server by the face.
  */
 import type { BaseEvent } from '@ag-ui/client';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +65,7 @@ const history = async (threadId: string) => {
   const res = await fetch(`${app.url}/api/sessions/${threadId}/history`, {
     headers: { Authorization: `Bearer ${ALICE}` },
   });
-  return ((await res.json()) as { events: { event: string }[] }).events;
+  return ((await res.json()) as { events: { event: string; data: Record<string, unknown> }[] }).events;
 };
 
 /** One turn calling show_chart; the run's events and its activity's content. */
@@ -125,17 +125,22 @@ describe('an MCP App over AG-UI', { timeout: 60_000 }, () => {
     expect(find(bob.events, 'RUN_ERROR')[0]).toMatchObject({ code: 'APP_NOT_FOUND' });
   });
 
-  it('the face never calls a tool itself: tools/call is an isError result until agent.appToolCall serves it; nothing runs', async () => {
+  it('tools/call runs through agent.appToolCall (never the face itself): the tool’s result answers, the call is logged as the app’s; a refused tool is an isError result', async () => {
     const c = client();
     const { content } = await chartTurn(c);
-    const before = await history(c.agent.threadId);
     const call = proxied(content, 'tools/call', { name: 'refresh_chart', arguments: { series: 'b' } });
     const { result } = await c.agent.runAgent(call);
-    expect(result).toEqual({
-      content: [{ type: 'text', text: expect.stringMatching(/^UNSUPPORTED_OPERATION: .*agent\.appToolCall/) }],
+    expect(result).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining('refresh_chart: b') }] });
+    const logged = await history(c.agent.threadId);
+    expect(logged.filter((e) => e.event === 'toolCall').at(-1)?.data).toMatchObject({
+      toolName: 'refresh_chart',
+      appCallId: content.serverHash,
+    });
+    const refused = proxied(content, 'tools/call', { name: 'describe_chart' }); // the model's only
+    expect((await c.agent.runAgent(refused)).result).toEqual({
+      content: [{ type: 'text', text: expect.stringMatching(/^FORBIDDEN: /) }],
       isError: true,
     });
-    expect(await history(c.agent.threadId)).toEqual(before);
   });
 
   it('over protobuf the activity is the same; a client that joins the thread gets it in the messages snapshot', async () => {
