@@ -122,8 +122,10 @@ const ended = (next: TaskView, failure: { message: string; details: Record<strin
 /** One fact of the task's turn folded in. */
 function foldFact(next: TaskView, { event: e, sessionId }: SessionStoredEvent): TaskView {
   switch (e.type) {
+    case 'toolResult': // an MCP App's call (appCallId) is its turn: its result ends it
+      if (e.appCallId !== undefined) return { ...next, state: 'completed', reply: e.text, questions: [] };
+      return next.state === 'submitted' ? { ...next, state: 'working' } : next;
     case 'toolCall':
-    case 'toolResult':
       return next.state === 'submitted' ? { ...next, state: 'working' } : next;
     case 'turnResumed': // taken up after a restart: the reply so far replaces what streamed before
       return working({ ...next, reply: e.reply });

@@ -75,6 +75,8 @@ function foldOn(task: TaskState, step: Extract<TurnStep, { kind: 'fact' | 'frame
   switch (e.type) {
     case 'response':
       return { ...task, status: 'completed', waiting: [], result: text(e.content) };
+    case 'toolResult': // an MCP App's call (appCallId) is its turn: its result ends it
+      return e.appCallId === undefined ? task : { ...task, status: 'completed', waiting: [], result: text(e.text) };
     case 'turnFailed':
       return failed(task, e);
     case 'questionAsked':

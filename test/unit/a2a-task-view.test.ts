@@ -36,6 +36,16 @@ const failed = (turnId: string, seq: number, reason: string, message = 'stopped'
   fact(facts.failed(turnId, reason, message), seq);
 
 describe('taskView', () => {
+  it("given an MCP App's call (a turn of its own), when its result is folded, then the task is completed with the result's text", () => {
+    const app = { appCallId: 'c0' };
+    const turn = [
+      fact({ ...facts.user('t1', ''), ...app }, 1),
+      fact({ ...facts.result('t1', 'c1', true, 'counter at 2'), ...app }, 2),
+    ];
+    expect(taskView(S, 't1', turn.slice(0, 1))).toMatchObject({ state: 'working' });
+    expect(taskView(S, 't1', turn)).toMatchObject({ state: 'completed', reply: 'counter at 2', questions: [] });
+  });
+
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
     const frames = [user('t1', 1), question('t1', 2, 'e1'), waits('t1', 2, ['e1']), replied('t1', 3, 'e1')];
     expect(taskView(S, 't1', frames.slice(0, 2))).toMatchObject({ state: 'working' }); // until the turn says it waits

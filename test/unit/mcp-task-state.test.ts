@@ -18,6 +18,15 @@ const error = (seq: number, reason?: string): TurnStep =>
   fact({ ...(facts.failed(T, reason ?? '') as SessionEventOf<'turnFailed'>), details: reason ? { reason } : {} }, seq);
 
 describe('MCP task state', () => {
+  it("completes an MCP App's call (a turn of its own) with its result, as a reply would", () => {
+    const app = { appCallId: 'c0' };
+    const result = fact({ ...facts.result(T, 'c1', true, 'counter at 2'), ...app }, 2);
+    expect(taskState(T, [fact({ ...facts.user(T, ''), ...app }, 1), result])).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'counter at 2' }] },
+    });
+  });
+
   it('is unknown without the turn, working once its message is stored (queued or started)', () => {
     expect(taskState(T, [])).toBeUndefined();
     expect(taskState(T, [user(1, 'other')])).toBeUndefined();
