@@ -8,6 +8,9 @@ import { watchOutages, type RedisConnection } from '../redis/index.ts';
 
 export function watchReconnects(client: RedisConnection, leaseMs: number, clock: Clock) {
   let quietUntil = 0;
-  const close = watchOutages(client, { lost: () => {}, back: () => (quietUntil = clock.now() + leaseMs) });
+  // From the moment the connection is ready again (a claim sent then may be answered before Redis said it loaded),
+  // and again once it has (a long load must not eat the holders' time to renew).
+  const quiet = () => void (quietUntil = clock.now() + leaseMs);
+  const close = watchOutages(client, { lost: () => {}, ready: quiet, back: quiet });
   return { quietUntil: () => quietUntil, close };
 }

@@ -39,11 +39,13 @@ const LOADING_PROBE_MS = 200;
  * Tells `on` of each outage of `client` once, however many reconnection attempts fail in it (`lost`, with the first
  * error), and of its end (`back`, once the connection is ready again and Redis answers reads: a Redis that restarts
  * accepts connections while it loads its dataset, refusing every read and write with LOADING meanwhile, and a
- * `back` then would send writes to be refused with no later `back` to try them again). Returns what stops it.
+ * `back` then would send writes to be refused with no later `back` to try them again). `ready`, when given, hears
+ * the connection ready again at once, before Redis is asked whether it loaded (commands sent from then on may
+ * already be answered before `back`). Returns what stops it.
  */
 export function watchOutages(
   client: Pick<RedisConnection, 'on' | 'off' | 'exists' | 'isReady'>,
-  on: { lost(err: Error): void; back(): void },
+  on: { lost(err: Error): void; back(): void; ready?(): void },
 ): () => void {
   let down = false;
   const onError = (err: Error) => {
@@ -63,6 +65,7 @@ export function watchOutages(
   };
   const onReady = () => {
     if (!down) return;
+    on.ready?.();
     void loaded().then((yes) => {
       if (!yes || !down || !client.isReady) return;
       down = false;

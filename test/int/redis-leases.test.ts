@@ -162,11 +162,8 @@ describe.skipIf(!enabled)('cluster: session leases after Redis came back', () =>
     const client = createRedisConnection(redis.url, 'test', log);
     await client.connect();
     const keyPrefix = `leases${randomUUID()}:`;
-    // A longer lease than the others': B's claim waits at most a lease after the reconnect for A's renewal, which a
-    // machine kept busy (CI's stress-ng beside the suite) has been seen to delay past 2 s.
-    const leaseMs = 3 * LEASE_MS;
     const make = (instanceId: string) =>
-      createLeases({ client, keyPrefix, instanceId, leaseMs, clock: Date, log, onLost: () => undefined });
+      createLeases({ client, keyPrefix, instanceId, leaseMs: LEASE_MS, clock: Date, log, onLost: () => undefined });
     const [a, b] = [make('A'), make('B')];
     try {
       expect(await a.claim('s')).toBe('A');

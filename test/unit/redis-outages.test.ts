@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { watchOutages } from '../../src/redis/index.ts';
+import { watchReconnects } from '../../src/cluster/reconnects.ts';
+import { watchOutages, type RedisConnection } from '../../src/redis/index.ts';
 import { PATIENT } from '../support/wait.ts';
 
 /** A connection as watchOutages sees it: its events, its readiness, and reads that fail while `loading`. */
@@ -41,6 +42,25 @@ describe('watchOutages', () => {
     expect(heard).toEqual(['lost ECONNREFUSED']);
     state.loading = false;
     await expect.poll(() => heard, PATIENT).toEqual(['lost ECONNREFUSED', 'back']);
+  });
+
+  it('given an outage, when the connection is ready again, then ready is told at once and a lease quiet starts then, before back', () => {
+    const { client, events, state } = connection();
+    state.loading = true; // back cannot come yet
+    const heard: string[] = [];
+    watchOutages(client, {
+      lost: () => heard.push('lost'),
+      back: () => heard.push('back'),
+      ready: () => heard.push('ready'),
+    });
+    let now = 1_000;
+    const reconnects = watchReconnects(client as RedisConnection, 2_000, { now: () => now });
+    events.emit('error', new Error('down'));
+    expect(reconnects.quietUntil()).toBe(0);
+    now = 5_000;
+    events.emit('ready'); // a claim sent from here on may be answered before Redis said it loaded
+    expect(heard).toEqual(['lost', 'ready']);
+    expect(reconnects.quietUntil()).toBe(7_000);
   });
 
   it('given a connection ready with no outage before, then nothing is told', async () => {
