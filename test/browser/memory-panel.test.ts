@@ -28,6 +28,8 @@ describe.skipIf(!chromiumPath)('console: the memory panel', () => {
     });
     expect(saved.status).toBe(201);
     await page.goto(`${t.svc.url}/#session=mem`);
+    // Sent before its socket is open, a message stays in the box ("not connected"): wait for the link (Compact enables).
+    await page.locator('#compact:enabled').waitFor();
     await page.getByLabel('Message').fill('my dog is Rex [[tool:memory_save {"text":"Has a dog named Rex"}]]');
     await page.getByLabel('Message').press('Enter');
     await page.locator('.assistant[data-done="true"]', { hasText: 'Saved as' }).waitFor({ timeout: PATIENT.timeout });
