@@ -270,7 +270,7 @@ describe.skipIf(!hasRedisServer())('across instances of one Redis', { timeout: 1
   it('a server tool and an approval on one, its resume and a client tool on the next, the result on a third', async () => {
     const doc = {
       ...agentFile(),
-      storage: { type: 'redis', url: redis!.url, keyPrefix: `agui-ct${randomUUID()}:`, leaseMs: 1000 },
+      storage: { type: 'redis', url: redis!.url, keyPrefix: `agui-ct${randomUUID()}:`, leaseMs: 3000 },
     };
     const first = await boot(doc);
     const c = client(first);
