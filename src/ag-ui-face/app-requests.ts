@@ -22,7 +22,7 @@ import { answeredVia, type Principal } from '../auth/index.ts';
 import type { ToolApp } from '../conversation/tool-app.ts';
 import { AppError, toAgUiRunError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import { runError } from './run-view.ts';
+import { runError } from './run-events.ts';
 
 /** The payload of `agent.appToolCall` (BRIEF contract; `principal`: who made the call, none when anonymous). */
 export interface AppToolCallPayload {

@@ -34,7 +34,8 @@ import { clientResults } from './client-tools.ts';
 import { clientToolsOf } from '../http/client-tools.ts';
 import { appRequestRun, proxiedRequestOf, type CallAppTool } from './app-requests.ts';
 import { answerOf, checkResume } from './interrupts.ts';
-import { foldStep, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
+import { runError, toolProgress } from './run-events.ts';
+import { foldStep, runStarted, runView, type RunView } from './run-view.ts';
 import { askedAt, diverges, questionsAsked, threadMessages } from './thread.ts';
 
 export interface AgUiFaceDeps {

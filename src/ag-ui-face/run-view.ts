@@ -18,10 +18,10 @@ import {
 } from '../agent/index.ts';
 import { questionOf } from '../conversation/questions.ts';
 import type { SessionEventOf } from '../conversation/session-events.ts';
-import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
-import type { McpEvents } from '../tools/messages.ts';
+import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
 import { appActivityEvent } from './app-activity.ts';
 import { interruptOf } from './interrupts.ts';
+import { resultText, runError } from './run-events.ts';
 
 /** What a run knows of the turn's questions before it follows it: those open, and those it answers itself. */
 export interface HeldQuestions {
@@ -65,23 +65,6 @@ export const runStarted = (v: RunView): Event => ({
   protocolVersion: PROTOCOL_VERSION,
 });
 
-/** `RUN_ERROR` with the error table's code. */
-export const runError = (err: unknown): Event => ({ type: EventType.RUN_ERROR, ...toAgUiRunError(err) });
-
-/** A tool server's progress on one of the run's calls (not stored: it comes live only). */
-export const toolProgress = (p: McpEvents['mcp.toolProgress']): Event => ({
-  type: EventType.CUSTOM,
-  name: 'agentd.toolProgress',
-  value: {
-    toolCallId: p.callId,
-    serverId: p.serverId,
-    toolName: p.toolName,
-    progress: p.progress,
-    ...(p.total !== undefined && { total: p.total }),
-    ...(p.message !== undefined && { message: p.message }),
-  },
-});
-
 const stepName = (n: number) => `model step ${n}`;
 
 function closeText(v: RunView, out: Event[]): void {
@@ -117,10 +100,6 @@ function text(v: RunView, delta: string, out: Event[]): void {
   }
   out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: v.textOpen, delta });
 }
-
-/** A tool's result as the text AG-UI carries: JSON unless it is a string. */
-export const resultText = (result: unknown): string =>
-  typeof result === 'string' ? result : JSON.stringify(result ?? null);
 
 const cancelled = (details: Record<string, unknown>) => details.reason === 'cancelled';
 

@@ -10,7 +10,7 @@ import { questionOf } from '../conversation/questions.ts';
 import type { AskedQuestion } from './interrupts.ts';
 import { appActivityMessage } from './app-activity.ts';
 import { userTexts } from './input.ts';
-import { resultText } from './run-view.ts';
+import { resultText } from './run-events.ts';
 
 /** With `before: turnId`, that turn contributes its user message only. */
 export function threadMessages(facts: readonly SessionStoredEvent[], opts: { before?: string } = {}): Message[] {
