@@ -16,6 +16,7 @@ import {
   type TurnStep,
 } from '../agent/index.ts';
 import { approvalRecordOf, inFamily, questionOf } from '../conversation/questions.ts';
+import { endsAppCall } from '../conversation/session-events.ts';
 
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
@@ -122,8 +123,8 @@ const ended = (next: TaskView, failure: { message: string; details: Record<strin
 /** One fact of the task's turn folded in. */
 function foldFact(next: TaskView, { event: e, sessionId }: SessionStoredEvent): TaskView {
   switch (e.type) {
-    case 'toolResult': // an MCP App's call (appCallId) is its turn: its result ends it
-      if (e.appCallId !== undefined) return { ...next, state: 'completed', reply: e.text, questions: [] };
+    case 'toolResult':
+      if (endsAppCall(e)) return { ...next, state: 'completed', reply: e.text, questions: [] };
       return next.state === 'submitted' ? { ...next, state: 'working' } : next;
     case 'toolCall':
       return next.state === 'submitted' ? { ...next, state: 'working' } : next;

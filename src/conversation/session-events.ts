@@ -197,6 +197,10 @@ export const SESSION_EVENT_TYPES: readonly SessionEvent['type'][] = sessionEvent
 );
 export type SessionEventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
+/** Whether `e` ends an MCP App's call's turn: that call's `toolResult` (the turn has no `response`). */
+export const endsAppCall = (e: SessionEvent): e is SessionEventOf<'toolResult'> =>
+  e.type === 'toolResult' && e.appCallId !== undefined;
+
 const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) => (u.usage ? { usage: u.usage } : {});
 
 function upcast(e: V1Event): SessionEvent {

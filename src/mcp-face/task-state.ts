@@ -8,6 +8,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { turnOfStep, type TurnStep } from '../agent/index.ts';
+import { endsAppCall } from '../conversation/session-events.ts';
 import { text } from './own-tools.ts';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -75,8 +76,8 @@ function foldOn(task: TaskState, step: Extract<TurnStep, { kind: 'fact' | 'frame
   switch (e.type) {
     case 'response':
       return { ...task, status: 'completed', waiting: [], result: text(e.content) };
-    case 'toolResult': // an MCP App's call (appCallId) is its turn: its result ends it
-      return e.appCallId === undefined ? task : { ...task, status: 'completed', waiting: [], result: text(e.text) };
+    case 'toolResult':
+      return endsAppCall(e) ? { ...task, status: 'completed', waiting: [], result: text(e.text) } : task;
     case 'turnFailed':
       return failed(task, e);
     case 'questionAsked':

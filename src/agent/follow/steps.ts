@@ -8,6 +8,7 @@
  *   with the time of the last question asked or closed (what the live turn published then), with the turn's last seq.
  */
 import type { AwaitingData, SessionStoredEvent, TransientFrame } from '../frames.ts';
+import { endsAppCall } from '../../conversation/session-events.ts';
 
 export type TurnStep =
   | { kind: 'fact'; stored: SessionStoredEvent; ts: number }
@@ -43,7 +44,7 @@ export function storedSteps(stored: readonly SessionStoredEvent[]): TurnStep[] {
 
 /** Whether a fact ends its turn: its `response` or `turnFailed`, or an MCP App's call's `toolResult` (an app's turn). */
 export const endsTurnFact = ({ event: e }: SessionStoredEvent): boolean =>
-  e.type === 'response' || e.type === 'turnFailed' || (e.type === 'toolResult' && e.appCallId !== undefined);
+  e.type === 'response' || e.type === 'turnFailed' || endsAppCall(e);
 
 export const endsTurn = (step: TurnStep): boolean =>
   step.kind === 'fact'
