@@ -6,13 +6,18 @@
  * - Else the model's `llm.pricing` entry (source `config`, in its currency), else the price table bundled with
  *   `@pydantic/genai-prices` (source `table`, USD), looked up by the provider's table id, or for
  *   `openai-compatible` by its base URL; local servers (ollama, vllm, lmstudio) and unknown endpoints have none.
- * - The table is the package's bundled data only: agentd never calls its `updatePrices`, so nothing is fetched.
+ * - The table is the package's bundled data only: agentd never calls its `updatePrices`, so nothing is fetched. It
+ *   is loaded on the first lookup that can match (~15 MB of a process's memory): never for a provider without table
+ *   prices, nor for an `openai-compatible` endpoint addressed by an IP literal or a local name (every table entry
+ *   names a public host).
  * - Cache tokens are parts of `promptTokens`: the uncached rest is priced at `input`, cache reads at `cachedInput`,
  *   cache writes at `cacheWrite`; reasoning tokens are part of `completionTokens`, priced at `reasoning` when
  *   given (the rest at `output`). Prices are per million tokens.
  * - A model with no price gets no cost (never a guess, never zero).
  */
-import { calcPrice } from '@pydantic/genai-prices';
+import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
+import type * as GenaiPrices from '@pydantic/genai-prices';
 import type { Provider } from '../config/llm-schema.ts';
 import type { ModelPrice } from '../config/pricing-schema.ts';
 import type { StepCost, Usage } from './types.ts';
@@ -57,14 +62,25 @@ export type TableKey = { providerId: string } | { providerApiUrl: string } | und
 export function tableKeyOf(provider: Provider, baseURL: string): TableKey {
   const providerId = TABLE_IDS[provider];
   if (providerId) return { providerId };
-  return provider === 'openai-compatible' ? { providerApiUrl: baseURL } : undefined;
+  return provider === 'openai-compatible' && publicHost(baseURL) ? { providerApiUrl: baseURL } : undefined;
 }
 
+/** Whether `url` names a host by a public DNS name (not an IP literal, `localhost` or a `.local`/`.internal` name). */
+function publicHost(url: string): boolean {
+  const host = URL.parse(url)?.hostname.replace(/^\[|\]$/g, '');
+  return !!host && host.includes('.') && !isIP(host) && !/(^|\.)(localhost|local|internal|lan)$/i.test(host);
+}
+
+type PriceTable = typeof GenaiPrices;
+
+/** Reads the price table (the package's CommonJS build, synchronously): called only for a lookup that can match. */
+const loadTable = (): PriceTable => createRequire(import.meta.url)('@pydantic/genai-prices') as PriceTable;
+
 /** The table's cost of `usage` on `model` (USD), or undefined when the table has no price for it. */
-export function tableCost(model: string, usage: Usage, key: TableKey): number | undefined {
+export function tableCost(model: string, usage: Usage, key: TableKey, table = loadTable): number | undefined {
   if (!key) return undefined;
   try {
-    const found = calcPrice(
+    const found = table().calcPrice(
       {
         input_tokens: usage.promptTokens,
         cache_read_tokens: usage.cachedTokens ?? 0,
@@ -87,8 +103,16 @@ export interface Pricer {
   priced: (model: string) => boolean;
 }
 
-/** The pricer of one endpoint: `pricing` is `llm.pricing`, `provider` and `baseURL` the endpoint's. */
-export function createPricer(pricing: Record<string, ModelPrice>, provider: Provider, baseURL: string): Pricer {
+/**
+ * The pricer of one endpoint: `pricing` is `llm.pricing`, `provider` and `baseURL` the endpoint's; `table` reads the
+ * price table (default: the package's), called only when a lookup can match.
+ */
+export function createPricer(
+  pricing: Record<string, ModelPrice>,
+  provider: Provider,
+  baseURL: string,
+  table: () => PriceTable = loadTable,
+): Pricer {
   const key = tableKeyOf(provider, baseURL);
   const own = (model: string): ModelPrice | undefined => (Object.hasOwn(pricing, model) ? pricing[model] : undefined);
   return {
@@ -96,12 +120,12 @@ export function createPricer(pricing: Record<string, ModelPrice>, provider: Prov
       if (usage.cost) return usage.cost;
       const price = own(model);
       if (price) return { amount: costAt(price, usage), currency: price.currency, source: 'config' };
-      const amount = tableCost(model, usage, key);
+      const amount = tableCost(model, usage, key, table);
       return amount === undefined ? undefined : { amount, currency: 'USD', source: 'table' };
     },
     priced: (model) =>
       REPORTS_COST.has(provider) ||
       own(model) !== undefined ||
-      tableCost(model, { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, key) !== undefined,
+      tableCost(model, { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, key, table) !== undefined,
   };
 }

@@ -92,6 +92,28 @@ describe('createPricer', () => {
     expect(unknown.cost('sim-model', usage)).toBeUndefined();
     expect(createPricer({}, 'openrouter', 'https://openrouter.ai/api/v1').priced('any/new-model')).toBe(true);
   });
+
+  it('reads the price table only for a lookup that can match it (a local endpoint leaves it unloaded)', async () => {
+    const genaiPrices = await import('@pydantic/genai-prices');
+    let reads = 0;
+    const table = () => (reads++, genaiPrices);
+    for (const url of [
+      'http://127.0.0.1:4010/v1',
+      'http://localhost:11434/v1',
+      'http://[::1]:8000/v1',
+      'http://vllm:8000/v1',
+      'https://llm.corp.internal/v1',
+    ]) {
+      const pricer = createPricer({}, 'openai-compatible', url, table);
+      expect(pricer.priced('gpt-4o-mini')).toBe(false);
+      expect(pricer.cost('gpt-4o-mini', usage)).toBeUndefined();
+    }
+    expect(createPricer({}, 'ollama', 'http://127.0.0.1:11434/v1', table).priced('llama3.2')).toBe(false);
+    expect(reads).toBe(0);
+    const hosted = createPricer({}, 'openai-compatible', 'https://api.openai.com/v1', table);
+    expect(hosted.cost('gpt-4o-mini', usage)).toMatchObject({ currency: 'USD', source: 'table' });
+    expect(reads).toBeGreaterThan(0);
+  });
 });
 
 describe('usage as the APIs report it', () => {
