@@ -24,7 +24,7 @@ function run(args, cwd = root) {
 
 const out = mkdtempSync(join(tmpdir(), 'agentd-pack-'));
 try {
-  run(['pack', '--pack-destination', out]);
+  run(['pack', '--loglevel=warn', '--pack-destination', out]); // not its list of 979 files
   const [filename, ...more] = readdirSync(out).filter((name) => name.endsWith('.tgz'));
   if (filename === undefined || more.length > 0) {
     process.stderr.write(`pack:install: npm pack wrote ${more.length > 0 ? 'several tarballs' : 'no tarball'}\n`);

@@ -2,8 +2,8 @@
  * README.md's Install and Set up commands, run as written (`npx tsx tools/ci/readme-lines.ts`; .ci/run's stage
  * "the README's Install and Set up lines"): a fresh clone of this repository's committed HEAD (`<this repository>`
  * in the README), a fresh HOME and npm prefix (so `npm install -g` and `agentd` are the README's, not the machine's),
- * the machine's npm cache (the npm registry is the only network the commands need; everything they serve is on
- * loopback). Commands run one after the other in bash, each from the folder the one before ended in (`cd` carries
+ * the machine's npm cache and global npmrc (the npm registry is the only network the commands need; everything they
+ * serve is on loopback). Commands run one after the other in bash, each from the folder the one before ended in (`cd` carries
  * over, variables do not). A command that keeps running and prints a loopback URL is a service: it passes once that
  * URL's `GET /api/health/ready` answers 200, and is then stopped (its process group is sent SIGTERM). Any other
  * command passes when it exits 0. The first that fails ends the run (exit 1) with its README line, the command and
@@ -29,12 +29,23 @@ interface Outcome {
   how: string;
 }
 
-/** A fresh HOME, npm prefix and temporary folder; the machine's npm cache. */
+/** How this machine reaches the npm registry: its proxy and CA variables (its npmrc files are read by npm). */
+const NETWORK_VARS = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
+
+const npmConfig = (key: string) => spawnSync('npm', ['config', 'get', key], { encoding: 'utf8' }).stdout.trim();
+
+/**
+ * A fresh HOME, npm prefix and temporary folder; the machine's npm cache and its global npmrc (which a fresh prefix
+ * would otherwise move: the registry's CA file may be there).
+ */
 function freshEnv(base: string): NodeJS.ProcessEnv {
   const [home, prefix, tmp] = [join(base, 'home'), join(base, 'prefix'), join(base, 'tmp')] as const;
   for (const dir of [home, prefix, tmp]) mkdirSync(dir, { recursive: true });
-  const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
+  const [cache, globalconfig] = [npmConfig('cache'), npmConfig('globalconfig')];
+  const network = NETWORK_VARS.filter((name) => process.env[name] !== undefined);
   return {
+    ...Object.fromEntries(network.map((name) => [name, process.env[name]])),
+    ...(process.env.NODE_EXTRA_CA_CERTS && { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }),
     PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
     HOME: home,
     TMPDIR: tmp,
@@ -42,6 +53,7 @@ function freshEnv(base: string): NodeJS.ProcessEnv {
     NO_COLOR: '1',
     npm_config_prefix: prefix,
     ...(cache && { npm_config_cache: cache }),
+    ...(globalconfig && { npm_config_globalconfig: globalconfig }),
   };
 }
 
@@ -63,7 +75,7 @@ function runCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, cwdFil
   const onData = (chunk: Buffer) => {
     const text = chunk.toString('utf8');
     output = (output + text).slice(-64 * 1024);
-    process.stdout.write(text.replace(/^/gm, '   | '));
+    process.stdout.write(text.replace(/^(?=.)/gm, '   | '));
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
