@@ -106,6 +106,7 @@ function runCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, cwdFil
     const kill = setTimeout(() => group('SIGKILL'), 15_000);
     await exited;
     clearTimeout(kill);
+    if (output !== '' && !output.endsWith('\n')) process.stdout.write('\n');
     return outcome.ok ? outcome : { ok: false, how: `${outcome.how}\n${lastLines(output, 30)}` };
   });
 }
