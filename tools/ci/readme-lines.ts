@@ -148,9 +148,8 @@ async function main(): Promise<void> {
     process.stderr.write(`\nREADME.md:${failed.at.line}: \`${failed.at.command}\` failed: ${failed.how}\n`);
     process.exit(1);
   }
-  process.stdout.write(
-    `\nevery command of README.md's ${[...new Set(commands.map((c) => c.section))].join(' and ')} ran as written\n`,
-  );
+  const sections = [...new Set(commands.map((c) => `"## ${c.section}"`))].join(' and ');
+  process.stdout.write(`\nREADME.md's ${commands.length} commands of ${sections} ran as written\n`);
 }
 
 await main();
