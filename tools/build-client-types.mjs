@@ -3,7 +3,7 @@
 // (src/client/route-types.ts), emitted by tsc (tsconfig.client.json) beside the compiled modules in dist/. Relative
 // imports in them name the .js modules, as in the compiled code, so a consumer's TypeScript finds each .d.ts. A
 // declaration tsc cannot name a type in (a server internal the client never reaches) is still written; the client's
-// own files must emit cleanly.
+// own files must emit cleanly. Its progress goes to stderr: stdout is left to what runs it (`npm pack --json`).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,4 +30,4 @@ for (const file of readdirSync('dist', { recursive: true })) {
   if (fixed !== text) writeFileSync(path, fixed);
   files++;
 }
-process.stdout.write(`client types: ${files} declaration files in dist/\n`);
+process.stderr.write(`client types: ${files} declaration files in dist/\n`);

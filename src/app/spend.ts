@@ -1,6 +1,6 @@
 /**
- * createApp's spend: the ledger of priced steps on the sessions' record store (filled by its reaction, read by the
- * usage report, whose mount this makes) and, with `budgets`, the gate each model step passes (src/spend).
+ * createApp's spend: the ledger of model steps (priced or not) on the sessions' record store (filled by its reaction,
+ * read by the usage report, whose mount this makes) and, with `budgets`, the gate each model step passes (src/spend).
  */
 import type { SpendPort } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';

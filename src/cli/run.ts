@@ -10,6 +10,7 @@ import { VERSION } from '../package-info.ts';
 import type { AgentConfig, StorageDirChoice } from '../config/index.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
 import { listenAddress, listenFailure, logStorageDir, noKeyHint } from './start-up.ts';
+import { refuseOverStdio } from './stdio-refusal.ts';
 
 export async function run(
   options: ServeOptions,
@@ -64,6 +65,8 @@ export async function run(
     await app.open();
   } catch (err) {
     process.stderr.write(`agentd: ${(err as Error).message}\n`);
+    // A desktop client hides stderr: over stdio, the answer to its initialize says why.
+    if (stdio) await refuseOverStdio(err, `http://${host}:${address.port}`);
     process.exit(1);
   }
   // For diagnostics tools preloaded with --import (e.g. bench/probe.ts); free when nobody listens.

@@ -76,13 +76,15 @@ async function connect(ctx: StreamContext): Promise<FrameSocket> {
 
 /**
  * A refused upgrade tells a browser nothing of why: a REST call with the same credential does. A key the server
- * refuses (401, 403) fails the stream at once instead of after every reconnect attempt.
+ * refuses (401, 403) fails the stream at once instead of after every reconnect attempt, and so does a server this
+ * client never reached (nothing listens at its URL: reconnecting is for connections that were up).
  */
 async function refusedAccess(ctx: StreamContext): Promise<void> {
   try {
     await ctx.transport.call({ method: 'GET', path: '/api/sessions?limit=1' });
   } catch (err) {
-    if (err instanceof AgentdError && (err.status === 401 || err.status === 403)) throw err;
+    if (!(err instanceof AgentdError)) return;
+    if (err.status === 401 || err.status === 403 || !ctx.transport.reached) throw err;
   }
 }
 
@@ -123,6 +125,7 @@ export async function* followFrames(
         continue;
       }
       if (signal?.aborted) throw signal.reason;
+      ctx.transport.markReached();
       connections++;
       subscribe(socket);
       for (let frame = await socket.next(); frame; frame = await socket.next()) {

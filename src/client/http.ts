@@ -2,7 +2,8 @@
  * One REST call: auth header, JSON or text body, the answer parsed, a refusal as AgentdError. An idempotent call
  * (GET, PUT, DELETE, or one the caller marks so: a message with its own `turnId`) refused with 429 or 503, or that
  * got no answer, is tried again after the server's `Retry-After` (else a doubling wait), at most `retries` times;
- * any other call is never repeated.
+ * any other call is never repeated. Until the client first reached the server (an answer, or a WebSocket that
+ * opened), no answer is not retried: a client pointed where nothing listens fails at once, naming the URL it tried.
  */
 import { AgentdError, errorOfAnswer, retryAfterOf } from './errors.ts';
 import type { ClientOptions } from './options.ts';
@@ -47,6 +48,27 @@ export interface Transport {
   call<T>(request: Request, options?: CallOptions): Promise<T>;
   /** The credential for this request or connection, if any. */
   credential(): Promise<string | undefined>;
+  /** Whether the server ever answered this client (a REST answer, a WebSocket opened). */
+  readonly reached: boolean;
+  /** Says the server answered (a WebSocket opened). */
+  markReached(): void;
+}
+
+/** Why a request got no answer: the system's code (`ECONNREFUSED`) when it gives one. */
+function reasonOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  return String(cause?.code ?? cause?.message ?? err);
+}
+
+/** No answer from `baseUrl`: reached before (so worth trying again), or never. */
+export function noAnswer(baseUrl: string, reached: boolean, err: unknown): AgentdError {
+  const reason = reasonOf(err);
+  return new AgentdError(
+    0,
+    'NETWORK_ERROR',
+    reached ? `No answer from ${baseUrl}: ${reason}` : `Could not reach agentd at ${baseUrl} (${reason})`,
+    { url: baseUrl, reason },
+  );
 }
 
 export function createTransport(options: ClientOptions): Transport {
@@ -76,9 +98,14 @@ export function createTransport(options: ClientOptions): Transport {
     return { res, text: await res.text() };
   }
 
+  let reached = false;
   const transport: Transport = {
     baseUrl: options.baseUrl,
     credential,
+    get reached() {
+      return reached;
+    },
+    markReached: () => void (reached = true),
     async call<T>(request: Request, callOptions: CallOptions = {}): Promise<T> {
       const idempotent = request.idempotent ?? IDEMPOTENT.has(request.method);
       for (let attempt = 0; ; attempt++) {
@@ -87,12 +114,13 @@ export function createTransport(options: ClientOptions): Transport {
           answer = await once(request, callOptions);
         } catch (err) {
           if (callOptions.signal?.aborted) throw err;
-          const failure = new AgentdError(0, 'NETWORK_ERROR', `No answer from ${transport.baseUrl}: ${String(err)}`);
-          if (!idempotent || attempt >= retries) throw failure;
+          const failure = noAnswer(transport.baseUrl, reached, err);
+          if (!reached || !idempotent || attempt >= retries) throw failure;
           await sleep(Math.min(maxWait, 250 * 2 ** attempt), callOptions.signal);
           continue;
         }
         const { res, text } = answer;
+        reached = true;
         if (res.ok) return (request.text ? text : text === '' ? undefined : JSON.parse(text)) as T;
         const wait = retryAfterOf(res.headers.get('retry-after'));
         const error = errorOfAnswer(res.status, text, wait);

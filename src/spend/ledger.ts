@@ -1,7 +1,8 @@
 /**
  * The spend ledger, on the sessions' medium through the record store (shared by every instance on Redis, kept across
  * restarts on JSONL):
- * - **Entries** (`spend`, id `<session>#<seq>`): one per priced fact (a model step, a summary, a sampling request),
+ * - **Entries** (`spend`, id `<session>#<seq>`): one per model request stored (a model step, a summary, a sampling
+ *   request), priced or not (a model without a price: tokens, no amount),
  *   indexed by time under its principal (`by-principal`) and under `*` (`all`): what the usage report reads (`scan`).
  * - **Totals** (`spend-total`, id `<principal>|<period key>`): per principal and day and month, amounts per currency,
  *   and `raisedTo` when a person raised that period's limit: what a budget check reads (two records, one read).
@@ -24,9 +25,10 @@ export const spendEntrySchema = z.object({
   model: z.string(),
   /** When the fact was stored (epoch ms). */
   at: z.number(),
-  amount: z.number().nonnegative(),
-  currency: z.string(),
-  source: z.string(),
+  /** What it cost, in `currency` (by `source`); all three absent: the model has no price, the cost is unknown. */
+  amount: z.number().nonnegative().optional(),
+  currency: z.string().optional(),
+  source: z.string().optional(),
   promptTokens: z.number(),
   completionTokens: z.number(),
 });
@@ -70,13 +72,15 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
         const ids = [totalId(entry.principal, day), totalId(entry.principal, month)];
         const kept = await totals.getMany(ids);
         const writes = [entries.writes.put(id, entry, { ifVersion: 0, expiresAt: entry.at + KEEP_MS })];
-        [day, month].forEach((period, i) => {
-          const total = kept[i]?.value ?? empty();
-          const amounts = { ...total.amounts, [entry.currency]: (total.amounts[entry.currency] ?? 0) + entry.amount };
-          const value = { ...total, amounts };
-          const options = { ifVersion: kept[i]?.version ?? 0, expiresAt: period.endsAt + KEEP_MS };
-          writes.push(totals.writes.put(ids[i]!, value, options));
-        });
+        const { amount, currency } = entry;
+        if (amount !== undefined && currency !== undefined)
+          [day, month].forEach((period, i) => {
+            const total = kept[i]?.value ?? empty();
+            const amounts = { ...total.amounts, [currency]: (total.amounts[currency] ?? 0) + amount };
+            const value = { ...total, amounts };
+            const options = { ifVersion: kept[i]?.version ?? 0, expiresAt: period.endsAt + KEEP_MS };
+            writes.push(totals.writes.put(ids[i]!, value, options));
+          });
         if (await store.commit(writes)) return true;
         if (await entries.get(id)) return false;
       }

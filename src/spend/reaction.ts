@@ -1,8 +1,9 @@
 /**
- * The spend reaction (src/agent/react): each stored fact with a priced usage (a model step — `assistantStep` or
- * `response` —, a compaction's summary, a tool server's sampling request) becomes a ledger entry of the session's
- * principal, id `<session>#<seq>`, so a fact handed on again after a crash counts once. Facts without a cost count
- * nothing; the spend is dated by when the fact was stored.
+ * The spend reaction (src/agent/react): each stored fact with a usage (a model step — `assistantStep` or `response`
+ * —, a compaction's summary, a tool server's sampling request) becomes a ledger entry of the session's principal, id
+ * `<session>#<seq>`, so a fact handed on again after a crash counts once: its tokens, and its cost when its model has
+ * a price (else the entry has no amount: the report shows the tokens, the cost unknown). The spend is dated by when
+ * the fact was stored.
  */
 import type { Reaction } from '../agent/react/reactions.ts';
 import type { SessionStoredEvent } from '../agent/frames.ts';
@@ -20,12 +21,11 @@ const KINDS: Record<string, SpendEntry['kind']> = {
   serverSampled: 'sampling',
 };
 
-/** The ledger entry of a stored fact, or undefined when it has no cost. */
+/** The ledger entry of a stored fact, or undefined when it has no usage. */
 export function entryOf(stored: SessionStoredEvent): SpendEntry | undefined {
   const e = stored.event;
-  if (!(e.type in KINDS) || !('usage' in e) || !e.usage?.cost) return undefined;
+  if (!(e.type in KINDS) || !('usage' in e) || !e.usage) return undefined;
   const { usage } = e;
-  const { amount, currency, source } = usage.cost!;
   return {
     principal: spenderOf(stored.sessionId),
     sessionId: stored.sessionId,
@@ -33,9 +33,7 @@ export function entryOf(stored: SessionStoredEvent): SpendEntry | undefined {
     kind: KINDS[e.type]!,
     model: ('model' in e && e.model) || 'unknown',
     at: Date.parse(stored.ts),
-    amount,
-    currency,
-    source,
+    ...(usage.cost && { amount: usage.cost.amount, currency: usage.cost.currency, source: usage.cost.source }),
     promptTokens: usage.promptTokens,
     completionTokens: usage.completionTokens,
   };

@@ -1,6 +1,7 @@
 /**
  * The usage report's sums (GET /api/usage, docs/budgets.md#usage-report): ledger entries, oldest first, summed per
- * currency and grouped by day (in the ledger's time zone), model or session.
+ * currency and grouped by day (in the ledger's time zone), model or session. An entry without an amount (a model
+ * without a price) counts its tokens and `unpricedSteps`, and nothing in `costs`: its cost is unknown, not zero.
  *
  * Contracts:
  * - Sums are exact: each amount counts as whole units of 1e-12 of its currency (the precision costs are stored with,
@@ -23,8 +24,10 @@ export interface Money {
 }
 
 interface Counts {
-  /** Priced model requests: turn steps, summaries, sampling requests. */
+  /** Model requests: turn steps, summaries, sampling requests. */
   steps: number;
+  /** Of those, the requests whose model has no price: in the tokens, not in the costs. */
+  unpricedSteps: number;
   promptTokens: number;
   completionTokens: number;
 }
@@ -61,10 +64,12 @@ interface Tally extends Counts {
   costs: Map<string, bigint>;
 }
 
-const tally = (): Tally => ({ costs: new Map(), steps: 0, promptTokens: 0, completionTokens: 0 });
+const tally = (): Tally => ({ costs: new Map(), steps: 0, unpricedSteps: 0, promptTokens: 0, completionTokens: 0 });
 
 function add(t: Tally, e: SpendEntry): void {
-  t.costs.set(e.currency, (t.costs.get(e.currency) ?? 0n) + unitsOf(e.amount));
+  if (e.amount !== undefined && e.currency !== undefined)
+    t.costs.set(e.currency, (t.costs.get(e.currency) ?? 0n) + unitsOf(e.amount));
+  else t.unpricedSteps += 1;
   t.steps += 1;
   t.promptTokens += e.promptTokens;
   t.completionTokens += e.completionTokens;
@@ -78,6 +83,7 @@ const moneyOf = (t: Tally): Money[] =>
 
 const countsOf = (t: Tally): Counts => ({
   steps: t.steps,
+  unpricedSteps: t.unpricedSteps,
   promptTokens: t.promptTokens,
   completionTokens: t.completionTokens,
 });

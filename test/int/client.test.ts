@@ -10,6 +10,7 @@ import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/
 import { startCutProxy, type CutProxy } from '../support/cut-proxy.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
+import { freePort } from './mcp-helpers.ts';
 
 const ADMIN = 'client-admin-key-0123456789abcdef';
 const env = useSimulatorAndFolder('agentd-client-');
@@ -42,6 +43,18 @@ describe('AgentdClient', () => {
     const wrong = new AgentdClient({ baseUrl: keyed.url, apiKey: 'not-a-key-of-this-server' });
     await expect(wrong.follow('x').next()).rejects.toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
     await env.apps.stop(keyed);
+  });
+
+  it('fails at once with the URL it tried when nothing listens there; retries only once it reached the server', async () => {
+    const baseUrl = `http://127.0.0.1:${await freePort()}`;
+    const nowhere = new AgentdClient({ baseUrl, reconnect: { initialDelayMs: 5000 } });
+    const refused = { status: 0, code: 'NETWORK_ERROR', details: { url: baseUrl, reason: 'ECONNREFUSED' } };
+    const message = `Could not reach agentd at ${baseUrl} (ECONNREFUSED)`;
+    const started = Date.now();
+    await expect(nowhere.api.health()).rejects.toMatchObject({ ...refused, message });
+    await expect(nowhere.chat('x', 'hello').next()).rejects.toMatchObject({ ...refused, message });
+    await expect(nowhere.follow('x').next()).rejects.toMatchObject(refused);
+    expect(Date.now() - started).toBeLessThan(4000); // a reconnect would wait 5 s first
   });
 
   it('runs a conversation whose tool call waits for an approval, answered through questions()', async () => {

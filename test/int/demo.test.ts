@@ -1,6 +1,7 @@
 /**
- * `agentd demo` non-interactively (the compiled demo that `npm run demo` runs from the sources): the demo script (simulator + agentd with agents/demo.yml and the
- * real filesystem and memory MCP servers) runs its scripted WebSocket conversation and exits 0.
+ * `agentd demo` non-interactively (the compiled demo that `npm run demo` runs from the sources): the demo script
+ * (simulator + agentd with agents/demo.yml and the real filesystem and memory MCP servers) opens with its title (no
+ * JSON log line), runs its scripted WebSocket conversation and exits 0.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -39,6 +40,9 @@ describe('agentd demo', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
 
+    // It opens with its own title, and the service's lines are readable (never a raw JSON log line).
+    expect(out.split('\n')[0]).toBe('agentd demo');
+    expect(out).not.toMatch(/^\{"level"/m);
     expect(out).toMatch(/MCP server\s+filesystem: connected/);
     expect(out).toMatch(/MCP server\s+memory: connected/);
     // Streaming: replies arrive in several chunks that join to them.

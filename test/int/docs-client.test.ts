@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { ROOT } from '../support/paths.ts';
+import { freePort } from './mcp-helpers.ts';
 
 const KEY = 'docs-client-key-0123456789';
 const run = (env: Record<string, string>, ...args: string[]) =>
@@ -39,6 +40,14 @@ describe('docs/clients/chat.mjs', () => {
     expect(r).toEqual({ code: 0, stdout: 'You said: Hello there\n' });
     const old = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: KEY, AGENTD_SESSION: 'docs' }, 'Hi');
     expect(old).toEqual({ code: 0, stdout: 'You said: Hi\n' });
+  });
+
+  it('fails at once, naming the URL it tried, when nothing listens there (no retries before it ever connected)', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const started = Date.now();
+    const r = await run({ AGENTD_URL: url }, 'Hello');
+    expect(r).toEqual({ code: 1, stdout: `\nerror NETWORK_ERROR: Could not reach agentd at ${url} (ECONNREFUSED)\n` });
+    expect(Date.now() - started).toBeLessThan(10_000); // it used to reconnect for 42 s
   });
 
   it('exits 1 with the reason when the key is wrong', async () => {

@@ -1,15 +1,19 @@
 /**
  * `agentd-server/client` as users get it: from the installed tarball (test/support/installed-package.ts), a module in
- * a folder outside the checkout imports it (ESM, on whichever Node runs the suite), and TypeScript checks a script
- * against its declarations: typed answers, frames narrowed by `event`, and a body of the wrong type refused.
+ * a folder outside the checkout imports it (ESM, on whichever Node runs the suite), TypeScript checks a script
+ * against its declarations (typed answers, frames narrowed by `event`, a body of the wrong type refused), and the
+ * README's snippet runs as the README says: in a fresh `npm init -y` project that linked the package, saved under the
+ * name the README gives, against a real server.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installed, scratch } from '../support/installed-package.ts';
+import { startSimulator } from '../../tools/simulator/index.ts';
+import { installed, runCommand, scratch } from '../support/installed-package.ts';
 import { ROOT } from '../support/paths.ts';
+import { startApp } from '../support/start-app.ts';
 
 const run = promisify(execFile);
 const INSTALL_MS = 600_000;
@@ -57,5 +61,30 @@ describe('agentd-server/client from the installed package', () => {
       (e: { stdout?: string; message?: string }) => e.stdout ?? e.message ?? 'failed',
     );
     expect(result).toBe('');
+  });
+
+  it("runs the README's snippet as written, in a fresh npm init -y project", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const snippet = /```js\n(import \{ AgentdClient \} from 'agentd-server\/client';\n[^`]*)```/.exec(readme)?.[1];
+    const file = /save this as `([\w.-]+)`/.exec(readme)?.[1];
+    expect(snippet, 'the js block that imports agentd-server/client').toBeDefined();
+    expect(file, 'the name the README saves it under').toMatch(/\.mjs$/);
+    const { prefix, env } = await installed();
+    const project = await scratch('readme-snippet');
+    const npm = (...args: string[]) =>
+      runCommand(args, env, { cwd: project, command: 'npm', env: { npm_config_prefix: prefix } });
+    expect((await npm('init', '-y')).code).toBe(0);
+    const linked = await npm('link', 'agentd-server', '--no-audit', '--no-fund', '--prefer-offline');
+    expect(linked.code, linked.err).toBe(0);
+    const sim = await startSimulator();
+    const svc = await startApp({}, { modelUrl: sim.url });
+    try {
+      await writeFile(join(project, file!), snippet!.replace('http://127.0.0.1:3001', svc.url));
+      const ran = await runCommand([file!], env, { cwd: project, command: process.execPath });
+      expect(ran).toEqual({ code: 0, out: 'You said: Hello', err: '' });
+    } finally {
+      await svc.stop();
+      await sim.close();
+    }
   });
 });

@@ -143,4 +143,28 @@ describe('GET /api/usage', () => {
       await env.apps.stop(app);
     }
   });
+
+  it('shows the tokens of a model without a price, its cost unknown (unpricedSteps), not 0 tokens', async () => {
+    const app = await env.apps.start(
+      { storage: { type: 'jsonl', dir: join(env.dir, 'unpriced') }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+      { modelUrl: env.sim.url },
+    );
+    try {
+      const client = new AgentdClient({ baseUrl: app.url });
+      await client.api.messageSync({ body: { sessionId: 'u1', message: 'one' } });
+      await client.api.messageSync({ body: { sessionId: 'u1', message: 'two [[len:20]]' } });
+      const { events } = await client.api.history({ sessionId: 'u1' });
+      const usages = events.filter((f) => f.event === 'response').map((f) => (f.data as any).usage);
+      expect(usages.map((u) => u.cost)).toEqual([undefined, undefined]); // sim-model has no price
+      const tokens = (key: 'promptTokens' | 'completionTokens') => usages.reduce((a, u) => a + u[key], 0);
+      await expect.poll(async () => (await client.api.usage({ query: {} })).steps, PATIENT).toBe(2);
+      const report = await client.api.usage({ query: { groupBy: 'model' } });
+      const counted = { steps: 2, unpricedSteps: 2, promptTokens: tokens('promptTokens') };
+      expect(report).toMatchObject({ totals: [], ...counted, completionTokens: tokens('completionTokens') });
+      expect(report.groups).toMatchObject([{ key: 'sim-model', costs: [], ...counted }]);
+      expect(counted.promptTokens).toBeGreaterThan(0);
+    } finally {
+      await env.apps.stop(app);
+    }
+  });
 });

@@ -55,11 +55,19 @@ describe('the ledger', () => {
     expect(totals.month.amounts).toEqual({ USD: 0.75 });
     const scanned = async (principal: string | undefined, from: number) => {
       const amounts: number[] = [];
-      for await (const e of ledger.scan(principal, from, Infinity, 1)) amounts.push(e.amount);
+      for await (const e of ledger.scan(principal, from, Infinity, 1)) amounts.push(e.amount!);
       return amounts;
     };
     expect(await scanned('alice', 0)).toEqual([0.25, 0.5]);
     expect(await scanned(undefined, at('2026-11-29T00:00:00Z'))).toEqual([0.5]);
+  });
+
+  it('keeps an entry without a price (tokens only) out of the totals a budget reads', async () => {
+    const ledger = ledgerOn();
+    const { amount: _a, currency: _c, source: _s, ...unpriced } = entry(0, '2026-11-29T10:00:00Z');
+    expect(await ledger.record('s1#1', unpriced)).toBe(true);
+    expect(await ledger.record('s1#1', unpriced)).toBe(false);
+    expect((await ledger.totals('alice', at('2026-11-29T10:00:00Z'), 's1')).day.amounts).toEqual({});
   });
 
   it('counts every one of concurrent writers', async () => {
@@ -70,12 +78,15 @@ describe('the ledger', () => {
     expect((await ledger.totals('alice', at('2026-11-29T10:00:00Z'), 's1')).day.amounts).toEqual({ USD: 10 });
   });
 
-  it('takes only what has a cost from the stored facts', () => {
+  it('takes every usage from the stored facts: its cost when priced, its tokens alone when not', () => {
     const stored = (event: unknown): SessionStoredEvent =>
       ({ seq: 3, ts: '2026-11-29T10:00:00.000Z', sessionId: 's1', event }) as SessionStoredEvent;
     const usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 };
     const priced = { ...usage, cost: { amount: 0.1, currency: 'EUR', source: 'config' } };
-    expect(entryOf(stored({ v: 1, type: 'response', turnId: 't', content: '', model: 'm', usage }))).toBeUndefined();
+    const unpriced = entryOf(stored({ v: 1, type: 'response', turnId: 't', content: '', model: 'm', usage }));
+    expect(unpriced).toMatchObject({ kind: 'step', model: 'm', promptTokens: 10, completionTokens: 5 });
+    expect(unpriced).not.toHaveProperty('amount');
+    expect(entryOf(stored({ v: 1, type: 'userMessage', content: 'hi' }))).toBeUndefined();
     expect(
       entryOf(stored({ v: 1, type: 'response', turnId: 't', content: '', model: 'm', usage: priced })),
     ).toMatchObject({ principal: '@unnamed', kind: 'step', amount: 0.1, currency: 'EUR', turnId: 't' });

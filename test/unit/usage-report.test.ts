@@ -79,6 +79,27 @@ describe('the usage report', () => {
     ]);
   });
 
+  it('counts a model without a price by its tokens, its cost unknown: in unpricedSteps, not in the costs', async () => {
+    const unpriced = (when: string): SpendEntry => {
+      const { amount: _a, currency: _c, source: _s, ...rest } = entry(0, when, { model: 'local', promptTokens: 700 });
+      return rest;
+    };
+    const report = await sum([entry(0.1, '2026-11-28T10:00:00Z'), unpriced('2026-11-28T11:00:00Z')], 'model');
+    expect(report).toMatchObject({ totals: [{ amount: 0.1, currency: 'USD' }], steps: 2, unpricedSteps: 1 });
+    expect(report.promptTokens).toBe(710);
+    expect(report.groups).toEqual([
+      { key: 'local', costs: [], steps: 1, unpricedSteps: 1, promptTokens: 700, completionTokens: 5 },
+      {
+        key: 'm1',
+        costs: [{ amount: 0.1, currency: 'USD' }],
+        steps: 1,
+        unpricedSteps: 0,
+        promptTokens: 10,
+        completionTokens: 5,
+      },
+    ]);
+  });
+
   it('counts at most maxEntries, cutting the range before the first millisecond left out', async () => {
     const same = [
       entry(1, '2026-11-28T10:00:00Z'),

@@ -5,8 +5,10 @@
  * - `pause`: SIGSTOP an instance for more than the lease (lease + 0.3–2.5 s), then SIGCONT;
  * - `redisRestart`: SIGKILL redis-server, start it again 0.3–2 s later on the same port and folder (AOF);
  * - `slowModel`: every model request waits 1–5 s before it reaches the simulator, for 3–10 s.
+ * Every kind comes once before any comes twice (nextFault): the first four faults, within 30 s, are the four kinds
+ * in a seeded order, so every run of at least 60 s injects each kind; then kinds are drawn by FAULT_WEIGHTS.
  * Faults overlap, but one instance is always left up (never killed or paused), one Redis restart and one slow model
- * at a time: a fault whose target is not available is skipped (not counted). A killed instance that fails to start
+ * at a time: a fault whose target is not available is skipped (not counted; a kind never injected comes again next). A killed instance that fails to start
  * (Redis away at that moment) is started again, up to 5 times. `stop()` waits for the faults in progress to end
  * (every instance up, Redis up, the model fast again).
  */
@@ -17,9 +19,32 @@ import type { ChaosRedis } from './redis-server.ts';
 import type { SlowModel } from './slow-model.ts';
 import { journal } from './journal.ts';
 import { sleep } from './wait.ts';
-import type { FaultKind, World } from './world.ts';
+import { FAULT_KINDS, type FaultKind, type World } from './world.ts';
 
 export const FAULT_WEIGHTS: Record<FaultKind, number> = { kill: 3, pause: 3, redisRestart: 1, slowModel: 2 };
+
+/** The wait before each fault, in ms. */
+export const FAULT_GAP_MS = { min: 1500, max: 7500 } as const;
+
+/** A run this long or longer injects every kind (the module's doc), or fails. */
+export const EVERY_KIND_SECONDS = 60;
+
+/** The kinds not injected so far (the summary's `faultKindsMissed`). */
+export const missedFaultKinds = (injected: Readonly<Record<FaultKind, number>>): FaultKind[] =>
+  FAULT_KINDS.filter((kind) => injected[kind] === 0);
+
+/**
+ * The next fault: the wait before it (FAULT_GAP_MS), and its kind, one never injected yet while there is one (a seeded
+ * pick), else drawn by FAULT_WEIGHTS. `injected` changes only as a fault starts, so it is the same after the wait.
+ */
+export function nextFault(
+  prng: Prng,
+  injected: Readonly<Record<FaultKind, number>>,
+): { gapMs: number; kind: FaultKind } {
+  const gapMs = prng.int(FAULT_GAP_MS.min, FAULT_GAP_MS.max);
+  const owed = missedFaultKinds(injected);
+  return { gapMs, kind: owed.length > 0 ? prng.pick(owed) : prng.weighted(FAULT_WEIGHTS) };
+}
 
 /** Starts a killed instance again, retrying (it may exit at start while Redis is away). */
 export async function restart(instance: Instance, log: (line: string) => void): Promise<void> {
@@ -99,9 +124,9 @@ export function startFaults(world: World, redis: ChaosRedis, model: SlowModel, l
   const loop = (async () => {
     let n = 0;
     while (!stopped) {
-      await sleep(prng.int(1500, 7500));
+      const { gapMs, kind } = nextFault(prng, world.faults);
+      await sleep(gapMs);
       if (stopped) break;
-      const kind = prng.weighted(FAULT_WEIGHTS);
       const fault = run(kind, prng.fork(`fault-${++n}`)).catch((e: unknown) =>
         log(`fault ${kind} failed: ${String(e)}`),
       );

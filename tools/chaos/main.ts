@@ -3,8 +3,9 @@
  * redis-server, driven by a seeded mixed load while seeded faults hit them (kill -9, SIGSTOP past the lease, Redis
  * restarts, a slow model); once load and faults stop and the instances settle, the checker (checker.ts) counts what
  * was lost or done twice. Progress goes to stderr; the LAST line on stdout is the JSON summary
- * `{seed, seconds, instances, operations, faults, violations, commit}`. Exit 0 when every violation count is 0,
- * 1 when one is not, 2 when the run itself failed (its summary then has `error`); a failure prints the command that
+ * `{seed, seconds, instances, operations, faults, faultKindsMissed, violations, commit}`. Exit 0 when every violation
+ * count is 0, 1 when one is not, 2 when the run itself failed (its summary then has `error`; a run of 60 s or more
+ * that missed a fault kind failed too); a failure prints the command that
  * replays the seed. Every process and the run's folder are removed at the end, on an error and on Ctrl-C; a watchdog
  * bounds the whole run.
  */
@@ -16,6 +17,7 @@ import { parseChaosArgs, replayCommand, USAGE, type ChaosArgs } from './args.ts'
 import { check, VIOLATION_KINDS, type CheckResult } from './checker.ts';
 import { cleanupAll, cleanupOnSignals, onCleanup, onExit } from './cleanup.ts';
 import { drive } from './drive.ts';
+import { EVERY_KIND_SECONDS, missedFaultKinds } from './faults.ts';
 import { openJournal } from './journal.ts';
 import { createPrng } from './prng.ts';
 import { setUp } from './setup.ts';
@@ -34,12 +36,14 @@ function commit(): string {
 }
 
 function summary(args: ChaosArgs, world: World | undefined, result: CheckResult | undefined, error?: string) {
+  const faults = world?.faults ?? (Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as World['faults']);
   return {
     seed: args.seed,
     seconds: args.seconds,
     instances: args.instances,
     operations: world ? totalOperations(world) : 0,
-    faults: world?.faults ?? Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
+    faults,
+    faultKindsMissed: missedFaultKinds(faults),
     violations: result?.violations ?? Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])),
     commit: commit(),
     ...(error !== undefined && { error }),
@@ -105,9 +109,13 @@ async function main(): Promise<number> {
     const failed = found.filter((k) => !args.tolerate.includes(k));
     if (failed.length > 0) say(`FAILED with seed ${args.seed}; ${replay()} (add --keep to keep the logs)`);
     else say(`no violations${found.length > 0 ? ' but tolerated ones' : ''} (seed ${args.seed})`);
+    const missed = missedFaultKinds(world.faults);
+    const uncovered = args.seconds >= EVERY_KIND_SECONDS && missed.length > 0;
+    if (uncovered) say(`FAILED: no ${missed.join(', ')} fault in ${args.seconds} s; ${replay()}`);
     await cleanupAll();
-    process.stdout.write(`${JSON.stringify(summary(args, world, result))}\n`);
-    return failed.length > 0 ? 1 : 0;
+    const error = uncovered ? `fault kinds never injected: ${missed.join(', ')}` : undefined;
+    process.stdout.write(`${JSON.stringify(summary(args, world, result, error))}\n`);
+    return uncovered ? 2 : failed.length > 0 ? 1 : 0;
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     say(`the run failed: ${message}; seed ${args.seed}; ${replay()}`);

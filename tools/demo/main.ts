@@ -8,7 +8,7 @@
  *
  * Environment: AGENTD_DEMO_PORT (service port, default 3001; 0 = any free port), AGENTD_DEMO_SIM_PORT
  * (simulator port, default 4010), AGENTD_DEMO_TOKENS_PER_SEC (simulated streaming speed, default 40),
- * AGENTD_DEMO_LOG (service log level, default warn), AGENTD_DEMO_EXIT=1 (exit 0 after the scripted
+ * AGENTD_DEMO_LOG (service log level, default warn; readable lines, not JSON), AGENTD_DEMO_EXIT=1 (exit 0 after the scripted
  * conversation, for tests and CI), AGENTD_DEMO_DATA (data folder holding demo-sandbox and the memory
  * file, default <os temp dir>/agentd-demo). Sets AGENTD_DEMO_MODEL_URL, AGENTD_DEMO_DATA and
  * AGENTD_DEMO_SERVERS (the installed @modelcontextprotocol folder) for demo.yml. Runs the same from a
@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { createApp, type App } from '../../src/app.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
-import { createLogger, LOG_LEVELS } from '../../src/log/index.ts';
+import { createLogger, logDestination, LOG_LEVELS } from '../../src/log/index.ts';
 import { packagePath } from '../../src/package-info.ts';
 import { startSimulator, type Simulator } from '../simulator/index.ts';
 import { bold, createTurnPrinter, cyan, dim, type Frame } from './print.ts';
@@ -201,7 +201,9 @@ async function main(): Promise<void> {
 
   try {
     const config = await loadConfig(packagePath('agents', 'demo.yml'));
-    app = createApp(config, { log: createLogger(level as (typeof LOG_LEVELS)[number]) });
+    // The service's log lines, between the demo's own, as readable lines rather than JSON.
+    const log = createLogger(level as (typeof LOG_LEVELS)[number], await logDestination('pretty', 1));
+    app = createApp(config, { log });
     const port = await listen(app, servicePort);
     process.stdout.write(
       `${bold('agentd demo')}\n  model simulator  ${sim.url}\n  agentd           http://127.0.0.1:${port}  (REST /api, WebSocket /)\n`,

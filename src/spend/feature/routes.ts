@@ -41,7 +41,11 @@ export const usageQuery = z.object({
 const money = z.object({ amount: z.number(), currency: z.string() });
 const costs = z.array(money).describe('Summed per currency, exactly (`[{ amount, currency }]`)');
 const counts = {
-  steps: z.number().int().describe('Priced model requests: turn steps, summaries, sampling requests'),
+  steps: z.number().int().describe('Model requests: turn steps, summaries, sampling requests'),
+  unpricedSteps: z
+    .number()
+    .int()
+    .describe('Of `steps`, those whose model has no price (`llm.pricing`): their tokens count, their cost is unknown'),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
 };
@@ -77,7 +81,7 @@ export const RESPONSES = {
     truncated: z
       .boolean()
       .describe(
-        `More than ${MAX_REPORT_ENTRIES} priced requests fell in the range: \`to\` was moved back to the first left out`,
+        `More than ${MAX_REPORT_ENTRIES} model requests fell in the range: \`to\` was moved back to the first left out`,
       ),
     budgets: z
       .object({
