@@ -175,6 +175,27 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
       expect(second.handled).toEqual([3, 4, 5, 6]);
     });
 
+    it('a checkpoint only moves forward: an owner behind a newer one written since it read keeps the newer one', async () => {
+      const { store, reopen } = await medium();
+      const all = [...turn('forward', 1, 't1'), ...turn('forward', 3, 't2')];
+      // A paused owner opened the session and read no checkpoint; a new owner (on the same medium) then handled both.
+      const paused = (await open(store, recording().reaction)).forSession('forward');
+      paused.catchUp(opened([]));
+      expect(await paused.settled()).toBe(true);
+      const taker = (await open(store, recording().reaction)).forSession('forward');
+      taker.catchUp(opened([]));
+      all.forEach((f) => taker.stored(f));
+      await taker.close();
+      // The paused owner wakes up with the first turn only: its write meets the newer checkpoint and keeps it.
+      all.slice(0, 2).forEach((f) => paused.stored(f));
+      await paused.close();
+      const later = recording();
+      const next = (await open(reopen(), later.reaction)).forSession('forward');
+      next.catchUp(opened(all));
+      expect(await next.settled()).toBe(true);
+      expect(later.handled).toEqual([]);
+    });
+
     it("forget a deleted session's checkpoint", async () => {
       const { store, reopen } = await medium();
       const hooks = recording();
