@@ -4,6 +4,7 @@ import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
 import {
   createAgentService,
+  createReactions,
   createReplyTracker,
   createTurnFollower,
   createTurnWaiter,
@@ -18,6 +19,7 @@ import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
+import type { FeatureMount } from './http/feature-mount.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd } from './http/server.ts';
@@ -108,10 +110,27 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
-  // Finished work announced (webhooks, A2A push): one outbox, one reaction to the stored facts.
-  const { outbox, webhooks, reactions, spend, mounts } = announcementsOf(config, {
+  const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
+  // Finished work announced (webhooks, A2A push) through one outbox; the spend ledger.
+  const { outbox, webhooks, spend, mounts } = announcementsOf(config, {
     ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
     push: () => a2aPush.target,
+  });
+  // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
+  const a2aPush = createA2aPush({
+    ...{ config, secrets, records: recordStore, outbox, follower, clock },
+    ...{ log: log.child({ component: 'a2a-push' }), onAdded: () => webhooks.wake() },
+  });
+  const schedules = schedulesOf(config, {
+    ...{ bus, turns: follower, records: recordStore, redis: cluster?.redis, clock, log },
+    ...{ metrics: metrics.schedules, mode: deps.mode ?? 'web' },
+  });
+  // The features, one mount each (src/http/feature-mount.ts): their routes in this order, lifecycle and reactions.
+  const pushMount: FeatureMount = { name: 'a2a-push', reactions: [a2aPush.reaction] };
+  const features = [schedules.mount, memoryMount({ clock, memory }), ...mounts, pushMount];
+  const reactions = createReactions({
+    ...{ reactions: features.flatMap((f) => f.reactions ?? []), records: recordStore },
+    ...{ log: log.child({ component: 'reactions' }), now: () => clock.now() },
   });
   const agent = createAgentService({
     config,
@@ -137,17 +156,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
-  const schedules = schedulesOf(config, {
-    bus,
-    follower: () => follower,
-    records: recordStore,
-    redis: cluster?.redis,
-    clock,
-    log,
-    metrics: metrics.schedules,
-    mode: deps.mode ?? 'web',
-  });
-  const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
   const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));
@@ -185,20 +193,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let stopping = false;
   const startedAt = clock.now();
 
-  // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
-  const a2aPush = createA2aPush({
-    config,
-    secrets,
-    records: recordStore,
-    outbox,
-    follower,
-    clock,
-    log: log.child({ component: 'a2a-push' }),
-    onAdded: () => webhooks.wake(),
-  });
   const mcpFace = createHttpFace(serverFace);
-  // The features, one mount each (src/http/feature-mount.ts): their routes in this order, and their lifecycle.
-  const features = [schedules.mount, memoryMount({ clock, memory }), ...mounts];
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),

@@ -1,7 +1,6 @@
 /** Public face of the agent: the session service, its bus contract and the frames of its events. */
 export { createAgentService, type AgentService, type AgentServiceOptions } from './service.ts';
 export { createUnnamedExpiry } from './unnamed-expiry.ts';
-export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame } from './question-frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
 export {

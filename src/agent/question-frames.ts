@@ -1,23 +1,13 @@
 /**
  * The frames of questions: how the stored pair (`questionAsked`/`questionClosed`, src/conversation/questions.ts)
- * reaches clients, and how a face reads the one question record back from a frame. The frames are the wire's from
- * before the pair: an approval and a sampling request are asked as `toolApprovalRequested` (a sampling request under
- * the tool name `sampling/createMessage`, its id `<the call's id>~sampling-<8 hex>`, docs/approvals.md), an
- * elicitation as `elicitationRequested`, a client tool call as `clientToolRequested`; each family is answered with
- * its `…Resolved` frame (an elicitation's typed content never in it). A new kind of question is a row of
- * {@link ASKED} and its renderings in each face.
+ * reaches clients. The frames are the wire's from before the pair: an approval and a sampling request are asked as
+ * `toolApprovalRequested` (a sampling request under the tool name `sampling/createMessage`, its id `<the call's
+ * id>~sampling-<8 hex>`, docs/approvals.md), an elicitation as `elicitationRequested`, a client tool call as
+ * `clientToolRequested`; each family is answered with its `…Resolved` frame (an elicitation's typed content never in
+ * it). A new kind of question is a row of {@link ASKED} and its renderings in each face; a face reads a question
+ * from its stored fact, never from a frame.
  */
-import {
-  SAMPLING_TOOL_NAME,
-  BUDGET_TOOL_NAME,
-  approvalToolName,
-  callOfSamplingId,
-  elicitationFields,
-  type Question,
-  type QuestionAnswer,
-  type QuestionFamily,
-  type QuestionKind,
-} from '../conversation/questions.ts';
+import { approvalToolName, elicitationFields, type Question, type QuestionKind } from '../conversation/questions.ts';
 import type { ApprovalDecision, ElicitationAction } from '../conversation/records.ts';
 import type { SessionEventOf } from '../conversation/session-events.ts';
 
@@ -59,7 +49,7 @@ export interface QuestionFrameData {
 type QuestionFrameName = keyof QuestionFrameData;
 type QuestionFrame = { [K in QuestionFrameName]: { event: K; data: QuestionFrameData[K] } }[QuestionFrameName];
 
-/** The frame each kind is asked with, and the one each family is answered with. */
+/** The frame each kind is asked with. */
 const ASKED = {
   approval: 'toolApprovalRequested',
   sampling: 'toolApprovalRequested',
@@ -67,17 +57,6 @@ const ASKED = {
   elicitation: 'elicitationRequested',
   clientTool: 'clientToolRequested',
 } as const satisfies Record<QuestionKind, QuestionFrameName>;
-const CLOSED = {
-  approval: 'toolApprovalResolved',
-  elicitation: 'elicitationResolved',
-  clientTool: 'clientToolResolved',
-} as const satisfies Record<QuestionFamily, QuestionFrameName>;
-
-/** The frames that ask a question, and those that close one. */
-export const QUESTION_ASKED = [...new Set(Object.values(ASKED))];
-export const QUESTION_ANSWERED = Object.values(CLOSED);
-const asks = (event: string): boolean => (QUESTION_ASKED as readonly string[]).includes(event);
-const answers = (event: string): boolean => (QUESTION_ANSWERED as readonly string[]).includes(event);
 
 /** The frame of a stored `questionAsked`. */
 export function askedFrame(sessionId: string, seq: number, e: SessionEventOf<'questionAsked'>): QuestionFrame {
@@ -106,45 +85,4 @@ export function closedFrame(sessionId: string, seq: number, e: SessionEventOf<'q
     return { event: 'elicitationResolved', data: { sessionId, turnId, seq, id, action: a.action, by, ...who } };
   const error = a.error !== undefined && { error: a.error };
   return { event: 'clientToolResolved', data: { callId: id, by, ...who, ...error, sessionId, turnId, seq } };
-}
-
-/** The question a frame asks; `undefined` for any other frame. */
-export function questionOfFrame(frame: { event: string; data: object }): Question | undefined {
-  if (!asks(frame.event)) return undefined;
-  const f = frame as QuestionFrame;
-  if (f.event === 'elicitationRequested') {
-    const { seq: _seq, ...question } = f.data;
-    return { ...question, kind: 'elicitation' };
-  }
-  if (f.event !== 'toolApprovalRequested' && f.event !== 'clientToolRequested') return undefined;
-  const { sessionId, turnId, callId: id, toolName, serverId, args, expiresAt } = f.data;
-  if (f.event === 'toolApprovalRequested' && toolName === SAMPLING_TOOL_NAME)
-    return { id, kind: 'sampling', sessionId, turnId, callId: callOfSamplingId(id), serverId, args, expiresAt };
-  if (f.event === 'toolApprovalRequested' && toolName === BUDGET_TOOL_NAME)
-    return { id, kind: 'budget', sessionId, turnId, callId: id, serverId, args, expiresAt };
-  const kind = f.event === 'clientToolRequested' ? 'clientTool' : 'approval';
-  return { id, kind, sessionId, turnId, callId: id, serverId, toolName, args, expiresAt };
-}
-
-/** The question a frame closes, its answer (without a form's content) and who gave it; `undefined` for other frames. */
-export function answerOfFrame(frame: {
-  event: string;
-  data: object;
-}): { id: string; answer: QuestionAnswer; by: string } | undefined {
-  if (!answers(frame.event)) return undefined;
-  const f = frame as QuestionFrame;
-  switch (f.event) {
-    case 'toolApprovalResolved': {
-      const { callId: id, decision, reason, by } = f.data;
-      return { id, answer: { decision, ...(reason !== undefined && { reason }) }, by };
-    }
-    case 'elicitationResolved':
-      return { id: f.data.id, answer: { action: f.data.action }, by: f.data.by };
-    case 'clientToolResolved': {
-      const { callId: id, error, by } = f.data;
-      return { id, answer: { content: '', ...(error !== undefined && { error }) }, by };
-    }
-    default:
-      return undefined;
-  }
 }

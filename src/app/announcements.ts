@@ -1,21 +1,14 @@
 /**
- * createApp's announcements of finished work (webhooks, A2A push): one outbox on the sessions' record store, the
- * webhooks' service and dispatcher (which sends both kinds), and the reactions that hand them each stored fact
- * (src/agent/react: caught up from their checkpoints when a session opens); the spend ledger is one of them. `mounts`:
- * the features made here (the webhooks' routes and lifecycle, the usage report), in their routes' order.
+ * createApp's announcements of finished work (webhooks, A2A push): one outbox on the sessions' record store, and the
+ * webhooks' service and dispatcher (which sends both kinds); and the spend ledger. `mounts`: the features made here
+ * (the webhooks' routes, lifecycle and reaction; the usage report and the ledger's reaction), in their routes' order.
  */
-import { createReactions } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { records } from '../store/index.ts';
 import { spendOf } from './spend.ts';
-import {
-  createOutboxStore,
-  createWebhookService,
-  type DeliveryMetrics,
-  type PushAnnouncer,
-} from '../webhooks/index.ts';
+import { createOutboxStore, createWebhookService, type DeliveryMetrics, type PushTarget } from '../webhooks/index.ts';
 import { webhooksMount } from '../webhooks/feature/mount.ts';
 
 type WebhookDeps = Parameters<typeof createWebhookService>[0];
@@ -28,8 +21,8 @@ export function announcementsOf(
     clock: Clock;
     log: Logger;
     addSecret: (secret: string) => void;
-    /** A2A push's target (made after this). */
-    push: () => PushAnnouncer | undefined;
+    /** A2A push's target, whose deliveries the dispatcher sends too (made after this). */
+    push: () => PushTarget | undefined;
     metrics?: DeliveryMetrics;
   },
 ) {
@@ -44,12 +37,6 @@ export function announcementsOf(
     ...{ addSecret: deps.addSecret, push: deps.push, ...(metrics && { metrics }) },
   });
   const spend = spendOf(config, deps);
-  const reactions = createReactions({
-    reactions: [webhooks.reaction, spend.reaction],
-    records: deps.records,
-    log: deps.log.child({ component: 'reactions' }),
-    now: () => deps.clock.now(),
-  });
   const mounts = [webhooksMount({ clock: deps.clock, bus: deps.bus, webhooks }), spend.mount];
-  return { outbox, webhooks, reactions, spend, mounts };
+  return { outbox, webhooks, spend, mounts };
 }

@@ -16,8 +16,8 @@ export function schedulesOf(
   config: AgentConfig,
   deps: {
     bus: SchedulerOptions['bus'];
-    /** The agent's turn follower (read when a run's end is looked for: it may be made after this). */
-    follower: () => Pick<TurnFollower, 'steps'>;
+    /** A turn's stored facts (the agent's turn follower): how the overlap check finds a run's end. */
+    turns: Pick<TurnFollower, 'steps'>;
     records: records.RecordStore;
     redis: Parameters<typeof scheduleStoreOf>[2];
     clock: Clock;
@@ -31,7 +31,7 @@ export function schedulesOf(
   const scheduler = createScheduler({
     ...parts,
     bus: deps.bus,
-    turns: { steps: (key, turnId) => deps.follower().steps(key, turnId) },
+    turns: deps.turns,
     clock: deps.clock,
     log,
     metrics: deps.metrics,

@@ -1,6 +1,6 @@
 /**
  * createApp's spend: the ledger of model steps (priced or not) on the sessions' record store (filled by its reaction,
- * read by the usage report, whose mount this makes) and, with `budgets`, the gate each model step passes (src/spend).
+ * read by the usage report: both in the mount this makes) and, with `budgets`, the gate each model step passes.
  */
 import type { SpendPort } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
@@ -18,6 +18,9 @@ export function spendOf(
   const ledger = createLedger(deps.records, { timeZone: config.budgets?.timeZone ?? 'UTC', log });
   const gate: SpendPort | undefined =
     config.budgets && createBudgetGate(config.budgets, ledger, () => deps.clock.now());
-  const mount = usageMount({ clock: deps.clock, ledger, budgets: config.budgets });
-  return { ledger, reaction: spendReaction(ledger), gate, mount };
+  const mount = {
+    ...usageMount({ clock: deps.clock, ledger, budgets: config.budgets }),
+    reactions: [spendReaction(ledger)],
+  };
+  return { ledger, gate, mount };
 }

@@ -30,13 +30,8 @@ const SAMPLING_MARK = '~sampling-';
 /** The tool name and server a budget question is shown under among a session's approvals (src/spend). */
 export const BUDGET_TOOL_NAME = 'agentd/budget';
 export const BUDGET_SERVER_ID = 'agentd';
-/**
- * The id of a sampling request of call `callId` (`suffix`: 8 random hex digits), as the wire documents it: its
- * approval frame names no call but this id, so a face reads the call back from it ({@link callOfSamplingId}).
- */
+/** The id of a sampling request of call `callId` (`suffix`: 8 random hex digits), as the wire documents it. */
 export const samplingId = (callId: string, suffix: string): string => `${callId}${SAMPLING_MARK}${suffix}`;
-export const callOfSamplingId = (id: string): string =>
-  id.includes(SAMPLING_MARK) ? id.slice(0, id.lastIndexOf(SAMPLING_MARK)) : id;
 
 /** Values a form accepts (MCP's restriction: flat, primitive). */
 export type ElicitationContent = NonNullable<ElicitationReply['content']>;

@@ -8,7 +8,10 @@
  * - `start()`: registers its commands and starts its work, once the agent runs.
  * - `stop()`: starts no new work (before the sessions close); `close()`: lets go of its storage, after the sessions
  *   closed (what they handed it on the way out is kept).
+ * - `reactions`: what it does after a fact is stored (src/agent/react): createApp hands every feature's reactions to
+ *   the sessions, which run them from their checkpoints; a reaction's `name` is its checkpoint's key.
  */
+import type { Reaction } from '../agent/index.ts';
 import type { Route } from './route.ts';
 
 export interface FeatureMount {
@@ -19,6 +22,7 @@ export interface FeatureMount {
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
   close?(): Promise<void> | void;
+  reactions?: readonly Reaction[];
 }
 
 export { defineRoute, type Route } from './route.ts';

@@ -17,11 +17,18 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionQuota } from '../session-id.ts';
 import type { ScheduleLimits } from './caps.ts';
-import { recordEnd, type EndDeps, type TurnEnd } from './fire-ends.ts';
+import { fireEndsReaction, recordEnd, type EndDeps } from './fire-ends.ts';
+import type { TurnEnd } from './fire-state.ts';
 import { LOOK_BACK, previousRunUnfinished, type TurnReader } from './overlap.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
 import { sendFire, type SendDeps } from './send-fire.ts';
-import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
+import {
+  scheduleKey,
+  type FireChanges,
+  type FireRecord,
+  type ScheduleStore,
+  type StoredSchedule,
+} from './store-types.ts';
 
 /** `queuedRuns` when no limits are given (its config default). */
 const DEFAULT_QUEUED_RUNS = 5;
@@ -29,7 +36,7 @@ const DEFAULT_QUEUED_RUNS = 5;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface FiringDeps {
-  store: ScheduleStore;
+  store: ScheduleStore & FireChanges;
   bus: SendDeps['bus'];
   turns: TurnReader;
   clock: Clock;
@@ -47,7 +54,7 @@ export interface FiringDeps {
 export function createFiring(deps: FiringDeps) {
   const { turns, clock, log, metrics, limits, track } = deps;
   // A run of a schedule deleted meanwhile (its turn ended after the delete) is not written back.
-  const store: ScheduleStore = {
+  const store: ScheduleStore & FireChanges = {
     ...deps.store,
     update: (fire) => (deps.armed(fire.scheduleId) ? deps.store.update(fire) : Promise.resolve()),
   };
@@ -61,18 +68,21 @@ export function createFiring(deps: FiringDeps) {
     void settled.then(() => chains.get(key) === settled && chains.delete(key));
     return run;
   };
-  const endDeps: EndDeps = {
-    ...{ bus: deps.bus, store, clock, log, metrics, track },
+  const ends: EndDeps = {
+    ...{ store, metrics },
     ended: (f) => void (deps.armed(f.scheduleId)?.overlap === 'queue' && track(drain(f.scheduleId))),
   };
-  const settle = (run: FireRecord, end: TurnEnd) => recordEnd(endDeps, run, end);
+  const settle = (run: FireRecord, end: TurnEnd) =>
+    void track(recordEnd(ends, run, end, iso(clock.now()))).catch((e: unknown) =>
+      log.error({ err: e }, 'recording a fire failed'),
+    );
   const unfinished = (schedule: StoredSchedule) => previousRunUnfinished(store, turns, schedule, clock.now(), settle);
 
   const quotaOf = ({ quotaHolder }: StoredSchedule): SessionQuota | undefined =>
     quotaHolder !== undefined && limits ? { holder: quotaHolder, limit: limits.sessionsPerPrincipal } : undefined;
   /** Sends one claimed or queued fire; resolves whether it was sent. */
   const send = (schedule: StoredSchedule, plannedAt: number) =>
-    sendFire({ ...endDeps, bus: deps.bus }, schedule, plannedAt, quotaOf(schedule));
+    sendFire({ bus: deps.bus, store, clock, log, metrics }, schedule, plannedAt, quotaOf(schedule));
 
   /** The schedule's runs waiting in its queue, oldest first. */
   const queued = async (key: string) =>
@@ -119,5 +129,5 @@ export function createFiring(deps: FiringDeps) {
     });
   }
 
-  return { fire, drain, send, serial, endDeps };
+  return { fire, drain, send, serial, reaction: fireEndsReaction(ends) };
 }

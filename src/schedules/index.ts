@@ -6,7 +6,7 @@ import { createJsonlScheduleStore } from './jsonl-schedule-store.ts';
 import { createRecordScheduleStore } from './record-schedule-store.ts';
 import type { RecordStore } from '../store/records/index.ts';
 import { createRedisScheduleStore } from './redis-schedule-store.ts';
-import type { ScheduleStore, StoredSchedule } from './store-types.ts';
+import type { FireChanges, ScheduleStore, StoredSchedule } from './store-types.ts';
 
 export { createScheduler, type Scheduler } from './scheduler.ts';
 export type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts';
@@ -24,7 +24,7 @@ export function scheduleStoreOf(
   log: Logger,
   redis: RedisConnection | undefined,
   records: RecordStore,
-): { store: ScheduleStore; recoverAfterMs: number; shared: boolean } {
+): { store: ScheduleStore & FireChanges; recoverAfterMs: number; shared: boolean } {
   const onRecords = (legacy?: ScheduleStore) => createRecordScheduleStore({ records, log, legacy });
   if (storage.type === 'jsonl')
     return { store: onRecords(createJsonlScheduleStore(storage.dir, log)), recoverAfterMs: 0, shared: false };

@@ -5,12 +5,10 @@
  * instance's, sent at the next start), or `sent` while its turn has no `response` or `turnFailed`. The log is asked
  * because the instance that sent it may have died, or the turn run elsewhere, before its end was recorded; an end
  * found there is handed to `settle` (the run is recorded ended), and a turn that cannot be read counts as unfinished.
- * `followSent` (at start) records the ends of runs left `sent`.
  */
-import { createHash } from 'node:crypto';
-import { STORED_EVENT, type TurnFollower } from '../agent/index.ts';
+import type { TurnFollower } from '../agent/index.ts';
 import { sessionKey } from '../session-id.ts';
-import { endOf, recordEnd, watchEnds, type EndDeps, type TurnEnd } from './fire-ends.ts';
+import { endOfFact, type TurnEnd } from './fire-state.ts';
 import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
 
 /** Runs looked through for the latest one not skipped. */
@@ -25,10 +23,6 @@ export type TurnReader = Pick<TurnFollower, 'steps'>;
 export const runSessionKey = (schedule: StoredSchedule, session: string) =>
   sessionKey(schedule.owner === '' ? undefined : schedule.owner, session);
 
-/** The turn id of `schedule`'s fire at `plannedAt`: the same on every start, so the session tells a resent fire (`duplicate`). */
-export const fireTurnId = (scheduleId: string, plannedAt: number) =>
-  `sched-${createHash('sha256').update(`${scheduleId}\u0000${plannedAt}`).digest('hex').slice(0, 24)}`;
-
 /** How a sent run's turn ended, read off its session's log; undefined: not yet. */
 export async function endInLog(
   turns: TurnReader,
@@ -37,7 +31,7 @@ export async function endInLog(
 ): Promise<TurnEnd | undefined> {
   if (run.session === undefined || run.turnId === undefined) return undefined;
   for (const step of await turns.steps(runSessionKey(schedule, run.session), run.turnId)) {
-    const ended = step.kind === 'fact' ? endOf({ name: STORED_EVENT, payload: step.stored }) : undefined;
+    const ended = step.kind === 'fact' ? endOfFact(step.stored) : undefined;
     if (ended) return ended.end;
   }
   return undefined;
@@ -61,19 +55,5 @@ export async function previousRunUnfinished(
     return end === undefined;
   } catch {
     return true;
-  }
-}
-
-/** Records the ends of a schedule's runs left `sent` by an earlier start or another instance: off the log, or later. */
-export async function followSent(deps: EndDeps, turns: TurnReader, schedule: StoredSchedule): Promise<void> {
-  for (const run of await deps.store.runs(scheduleKey(schedule), LOOK_BACK)) {
-    if (run.status !== 'sent' || run.session === undefined) continue;
-    try {
-      const end = await endInLog(turns, schedule, run);
-      if (end) recordEnd(deps, run, end);
-      else watchEnds(deps, runSessionKey(schedule, run.session)).follow(run);
-    } catch (e) {
-      deps.log.warn({ err: e, schedule: schedule.id, plannedAt: run.plannedAt }, "a run's end could not be read");
-    }
   }
 }

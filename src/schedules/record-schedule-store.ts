@@ -10,6 +10,8 @@
  * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace); one an
  *   earlier version kept under the bare id of an owned schedule is moved to its key at open, with its fires.
  * - `create` counts the holder's schedules in the same atomic step as the write (record-create.ts).
+ * - Fires are indexed by their turn id (`fireTurnId`) from their claim on: `fireOfTurn`; `change` is conditioned on the
+ *   version read (store-types.ts `FireChanges`).
  * - The record store is opened and closed by its owner (createApp), not here.
  */
 import { z } from 'zod';
@@ -17,7 +19,14 @@ import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { RUNS_KEPT } from './memory-schedule-store.ts';
 import { countedCreates } from './record-create.ts';
-import { scheduleKey, type FireRecord, type ScheduleStore, type StoredSchedule } from './store-types.ts';
+import {
+  fireTurnId,
+  scheduleKey,
+  type FireChanges,
+  type FireRecord,
+  type ScheduleStore,
+  type StoredSchedule,
+} from './store-types.ts';
 
 const plannedMs = (fire: FireRecord) => Date.parse(fire.plannedAt);
 const fireId = (scheduleId: string, plannedAt: string) => `${scheduleId}#${plannedAt}`;
@@ -26,7 +35,7 @@ export function createRecordScheduleStore(deps: {
   records: records.RecordStore;
   log: Logger;
   legacy?: ScheduleStore | undefined;
-}): ScheduleStore {
+}): ScheduleStore & FireChanges {
   const { log } = deps;
   // Schedules and fires are checked where they are made (the scheduler, the routes); read back as they were put.
   const schedules = records.collection(deps.records, {
@@ -43,6 +52,7 @@ export function createRecordScheduleStore(deps: {
     schema: z.custom<FireRecord>((v) => typeof v === 'object' && v !== null),
     indexes: (f) => [
       { index: 'runs', group: f.scheduleId, score: plannedMs(f) },
+      { index: 'turn', group: fireTurnId(f.scheduleId, plannedMs(f)), score: 0 },
       ...(f.status === 'claimed' ? [{ index: 'unsent', group: 'claimed', score: plannedMs(f) }] : []),
     ],
     log,
@@ -132,5 +142,15 @@ export function createRecordScheduleStore(deps: {
       return last && plannedMs(last.value);
     },
     unsent: async () => (await fires.query({ index: 'unsent', group: 'claimed' })).map((i) => i.value),
+    fireOfTurn: async (turnId) => (await fires.query({ index: 'turn', group: turnId, limit: 1 }))[0]?.value,
+    async change({ scheduleId, plannedAt }, next) {
+      const id = fireId(scheduleId, plannedAt);
+      for (;;) {
+        const kept = await fires.get(id);
+        const changed = kept && next(kept.value);
+        if (!kept || !changed) return undefined;
+        if (await fires.put(id, changed, { ifVersion: kept.version })) return changed;
+      }
+    },
   };
 }

@@ -1,9 +1,7 @@
 /**
  * What the scheduler does on start, before its first tick: keeps the agent file's schedules in the store (their
  * pause state stays the store's), sends once the fires an earlier run claimed but never sent (older than
- * `recoverAfterMs`: on Redis a younger one may be another instance's, being sent), follows the runs an earlier start
- * left `sent` (their ends are recorded: at once when their session's log holds them, else when their turns end),
- * sends what an `overlap: queue` schedule queued behind a run that has ended, applies `catchUp: last` (the latest
+ * `recoverAfterMs`: on Redis a younger one may be another instance's, being sent), sends what an `overlap: queue` schedule queued behind a run that has ended, applies `catchUp: last` (the latest
  * tick missed since the last recorded fire, fired once) and arms every schedule from now. A schedule past the caps
  * as they are now (`review`, suspension.ts) is armed but suspended: its unsent fire is recorded `skipped` (reason
  * `suspended`), nothing of it is sent or caught up.
@@ -21,7 +19,6 @@ export interface RecoveryDeps {
   send(schedule: StoredSchedule, plannedAt: number): Promise<unknown>;
   fire(schedule: StoredSchedule, plannedAt: number): Promise<void>;
   arm(schedule: StoredSchedule, from: number): void;
-  followSent(schedule: StoredSchedule): Promise<void>;
   drain(schedule: StoredSchedule): Promise<void>;
   /** Holds the armed schedules to the caps (after they are armed). */
   review(): void;
@@ -57,7 +54,6 @@ export async function recover(deps: RecoveryDeps, configured: StoredSchedule[]):
     }
   }
   for (const schedule of schedules.values()) {
-    await deps.followSent(schedule);
     if (schedule.overlap === 'queue') await deps.drain(schedule);
     if (schedule.catchUp !== 'last' || schedule.paused || deps.suspended(scheduleKey(schedule))) continue;
     const last = await store.lastPlanned(scheduleKey(schedule));

@@ -7,8 +7,8 @@
  *   fires the latest tick missed since the last recorded one.
  * - `overlap`: a tick whose schedule's previous fire is still being sent or `sent` (its turn unfinished) is recorded
  *   `skipped`, or `queued` (and sent once the run before it ended): fire.ts.
- * - A fire's turn end (`agent.response` / `agent.error` of its turn, heard on the bus, or found in its session's log
- *   after a restart or by the next tick's overlap check) records it `finished` or `failed` with usage.
+ * - A fire's turn end (its `response` or `turnFailed`, handed to `reaction` on the session's owner, or found in its
+ *   session's log by the next tick's overlap check) records it `finished` or `failed` with usage (fire-state.ts).
  * - A capped schedule (`quotaHolder`, caps.ts) fires no closer than `minIntervalMs` (a closer tick is passed over),
  *   and its sessions are created under its holder's `sessionsPerPrincipal` (past it the run is recorded `failed`).
  *   `create` counts its holder's schedules in the store, atomically with the write. Kept ones past the caps as they
@@ -18,23 +18,26 @@
  *   no schedule armed and a store only this process writes (JSONL, memory) no timer runs until one is made; a shared
  *   store (Redis) is looked at every `pollMs`, since another instance may make one.
  */
-import type { AgentCommands, AgentEvents } from '../agent/index.ts';
-import type { Bus } from '../bus/index.ts';
-import { followSent, type TurnReader } from './overlap.ts';
+import type { TurnReader } from './overlap.ts';
 import { recover } from './recovery.ts';
-import type { EndDeps } from './fire-ends.ts';
-import { createFiring } from './fire.ts';
+import { createFiring, type FiringDeps } from './fire.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import { capOf, fireGap, type ScheduleLimits } from './caps.ts';
 import type { ScheduleMetrics } from './schedule-metrics.ts';
-import { scheduleKey, type CreateOutcome, type ScheduleStore, type StoredSchedule } from './store-types.ts';
+import {
+  scheduleKey,
+  type CreateOutcome,
+  type FireChanges,
+  type ScheduleStore,
+  type StoredSchedule,
+} from './store-types.ts';
 import { createCapReview } from './suspension.ts';
 import { ticksOf, type Ticks } from './ticks.ts';
 
 export interface SchedulerOptions {
-  store: ScheduleStore;
-  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'> & Pick<EndDeps['bus'], 'onSession'>;
+  store: ScheduleStore & FireChanges;
+  bus: FiringDeps['bus'];
   /** A turn's stored facts, through its session's turn index (the agent's turn follower): how an unheard end is found. */
   turns: TurnReader;
   clock: Clock;
@@ -77,7 +80,7 @@ export function createScheduler(options: SchedulerOptions) {
   const caps = createCapReview(limits?.schedules, log);
   const suspended = (key: string) => caps.refusal(key) !== undefined;
   const review = () => caps.review(armed.values(), clock.now());
-  const { fire, drain, send, serial, endDeps } = createFiring({
+  const { fire, drain, send, serial, reaction } = createFiring({
     ...{ store, bus, turns, clock, log, metrics, limits, random, track, suspended },
     armed: (key) => armed.get(key)?.schedule,
   });
@@ -151,13 +154,15 @@ export function createScheduler(options: SchedulerOptions) {
   return {
     tick,
     refresh,
+    /** Records a fire's end when its turn's end is stored (the schedules' mount brings it, src/agent/react). */
+    reaction,
     /** Loads the schedules (the agent file's and the stored ones) and, unless `timers: false`, fires them on time. */
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
       const recovery = {
         ...{ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, fire, arm },
         ...{ send, drain: (s: StoredSchedule) => drain(scheduleKey(s)), review, suspended },
       };
-      await recover({ ...recovery, followSent: (s) => followSent(endDeps, turns, s) }, configured);
+      await recover(recovery, configured);
       stopped = !timers;
       loop();
     },

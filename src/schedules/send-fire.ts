@@ -1,6 +1,7 @@
 /**
  * Sending one claimed (or queued) fire: its message as turn `fireTurnId(schedule, tick)` (the same on every start),
- * then the fire recorded `sent` with its session and turn (its end followed: fire-ends.ts), or `failed` with the reason
+ * then the fire recorded `sent` with its session and turn (its end is the schedules' reaction's: fire-ends.ts; either
+ * may land first, fire-state.ts), or `failed` with the reason
  * (an AppError's code first: `RATE_LIMIT_EXCEEDED: ...` when the session would take the schedule's holder past
  * `sessionsPerPrincipal`, `quota`) and logged. Resolves whether it was sent. A fire
  * claimed by an earlier start that never recorded it sent is sent again with the same turn id: if its message was
@@ -8,14 +9,23 @@
  */
 import type { AgentCommands } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
+import type { Clock } from '../clock.ts';
 import { isAppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { SessionQuota } from '../session-id.ts';
-import { watchEnds, type EndDeps } from './fire-ends.ts';
-import { fireTurnId, runSessionKey } from './overlap.ts';
-import { scheduleKey, type FireRecord, type StoredSchedule } from './store-types.ts';
+import { nextFire, type FireOutcome } from './fire-state.ts';
+import { runSessionKey } from './overlap.ts';
+import type { ScheduleMetrics } from './schedule-metrics.ts';
+import { fireTurnId, scheduleKey, type FireChanges, type StoredSchedule } from './store-types.ts';
 import { fillTemplate } from './ticks.ts';
 
-export type SendDeps = EndDeps & { bus: EndDeps['bus'] & Pick<Bus<AgentCommands, never>, 'execute'> };
+export interface SendDeps {
+  bus: Pick<Bus<AgentCommands, never>, 'execute'>;
+  store: FireChanges;
+  clock: Clock;
+  log: Logger;
+  metrics: ScheduleMetrics | undefined;
+}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -30,11 +40,11 @@ export async function sendFire(
 ): Promise<boolean> {
   const { bus, store, clock, log, metrics } = deps;
   const id = scheduleKey(schedule);
-  const base: FireRecord = { scheduleId: id, status: 'claimed', plannedAt: iso(plannedAt) };
+  const base = { scheduleId: id, plannedAt: iso(plannedAt) };
   const session = fillTemplate(schedule.session, schedule.id, plannedAt);
   const key = runSessionKey(schedule, session);
   const firedAt = clock.now();
-  const ends = watchEnds(deps, key);
+  const record = (outcome: FireOutcome) => store.change(base, (kept) => nextFire(kept, outcome));
   try {
     const { turnId } = await bus.execute('agent.sendMessage', {
       sessionId: key,
@@ -42,18 +52,15 @@ export async function sendFire(
       content: fillTemplate(schedule.message, schedule.id, plannedAt),
       ...(quota && { quota }),
     });
-    const fire: FireRecord = { ...base, status: 'sent', session, turnId, firedAt: iso(firedAt) };
-    await store.update(fire);
-    ends.follow(fire);
+    await record({ type: 'sent', session, turnId, firedAt: iso(firedAt) });
     metrics?.fires.inc();
     metrics?.lag.observe(Math.max(0, firedAt - plannedAt) / 1000);
     log.info({ schedule: id, plannedAt: base.plannedAt, session, turnId }, 'schedule fired');
     return true;
   } catch (e) {
-    ends.off();
     metrics?.failures.inc();
     log.warn({ err: e, schedule: id, plannedAt: base.plannedAt, session }, 'schedule fire failed');
-    await store.update({ ...base, status: 'failed', session, reason: reasonOf(e) });
+    await record({ type: 'sendFailed', session, reason: reasonOf(e) });
     return false;
   }
 }

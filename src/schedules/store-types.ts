@@ -11,6 +11,7 @@
  *   holds `cap` schedules already (`full`), both decided in the same atomic step as the write: of concurrent creates
  *   (on Redis: on every instance) at most `cap` of one holder's land. `saveSchedule` replaces one (a pause) unchecked.
  */
+import { createHash } from 'node:crypto';
 import type { ScheduleConfig } from '../config/index.ts';
 
 /**
@@ -32,6 +33,12 @@ export interface StoredSchedule extends ScheduleConfig {
  */
 export const scheduleKey = (schedule: Pick<StoredSchedule, 'owner' | 'id'>): string =>
   schedule.owner === '' ? schedule.id : `${schedule.owner}/${schedule.id}`;
+
+/** The turn id of `schedule`'s fire at `plannedAt`: the same on every start, so the session tells a resent fire (`duplicate`). */
+export const fireTurnId = (scheduleId: string, plannedAt: number) =>
+  `sched-${createHash('sha256').update(`${scheduleId}\u0000${plannedAt}`).digest('hex').slice(0, 24)}`;
+/** Whether a turn id may be a fire's (`fireTurnId`'s shape): what is looked up for a turn's end. */
+export const isFireTurnId = (turnId: string): boolean => /^sched-[0-9a-f]{24}$/.test(turnId);
 
 /** `queued`: an `overlap: queue` tick waiting for its schedule's previous run to end (sent then, oldest first). */
 export type FireStatus = 'claimed' | 'queued' | 'sent' | 'finished' | 'failed' | 'skipped';
@@ -68,4 +75,17 @@ export interface ScheduleStore {
   runs(scheduleId: string, limit: number): Promise<FireRecord[]>;
   lastPlanned(scheduleId: string): Promise<number | undefined>;
   unsent(): Promise<FireRecord[]>;
+}
+
+/**
+ * A fire's changes after its claim (the record store's, record-schedule-store.ts): `fireOfTurn` finds a fire by its
+ * turn (`fireTurnId`, indexed from its claim on), `change` writes `next(fire)` conditioned on the version it read
+ * (read again on a conflict; nothing when the fire is gone or `next` answers undefined) and answers what it wrote.
+ */
+export interface FireChanges {
+  fireOfTurn(turnId: string): Promise<FireRecord | undefined>;
+  change(
+    fire: Pick<FireRecord, 'scheduleId' | 'plannedAt'>,
+    next: (fire: FireRecord) => FireRecord | undefined,
+  ): Promise<FireRecord | undefined>;
 }

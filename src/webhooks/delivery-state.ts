@@ -29,10 +29,4 @@ export interface PushTarget {
   request(d: Delivery, at: number): Promise<AttemptRequest | undefined>;
 }
 
-/** The push target as the webhook service also asks it: the notifications of each stored fact. */
-export interface PushAnnouncer extends PushTarget {
-  /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true when one was added. */
-  announce(name: string, payload: unknown, ts: number): Promise<boolean>;
-}
-
 export const gone = (error: string): AttemptOutcome => ({ delivered: false, retry: false, error });

@@ -36,7 +36,7 @@ import type { Delivery, DueCursor, OutboxStore, StoredWebhook } from './outbox-s
 import { createSender, type To } from './sender.ts';
 import { createQueues, createTargets, type AttemptResult, type DeliveryMetrics, type Verdict } from './targets.ts';
 
-export { nextState, type PushAnnouncer, type PushTarget } from './delivery-state.ts';
+export { nextState, type PushTarget } from './delivery-state.ts';
 
 /** Due deliveries read per page, and per look at most. */
 const PAGE = 200;

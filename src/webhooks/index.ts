@@ -9,7 +9,7 @@ import type { Delivery, EarlierOutbox, OutboxStore } from './outbox-store.ts';
 import type { records } from '../store/index.ts';
 
 export { createWebhookService, type WebhookService } from './service.ts';
-export type { PushAnnouncer, PushTarget } from './dispatcher.ts';
+export type { PushTarget } from './dispatcher.ts';
 export type { WebhookCommands } from './messages.ts';
 export { PUSH_HOLDER, WEBHOOK_HOLDER, pushTarget, type DeliveryMetrics } from './targets.ts';
 

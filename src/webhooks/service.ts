@@ -11,20 +11,20 @@
  *   link-local or metadata) when the service opens (the agent file's: INVALID_REQUEST naming `webhooks.<n>.url`)
  *   and when added (`url`), and again on the resolved addresses at each attempt.
  * - Secrets never leave: records list no secret, and a runtime secret is redacted from every output.
- * - A2A push notifications (`push`) are announced by the same reaction, from the same facts.
+ * - The dispatcher sends A2A push notifications (`push`, whose own reaction keeps them) from the same outbox.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.ts';
-import { toFrame, type AgentEvents, type Reaction } from '../agent/index.ts';
+import type { AgentEvents, Reaction, SessionStoredEvent } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { egressPolicyOf } from '../egress/policy.ts';
 import { checkUrl, type UrlPolicy } from '../egress/url-policy.ts';
-import { createDispatcher, type PushAnnouncer } from './dispatcher.ts';
+import { createDispatcher, type PushTarget } from './dispatcher.ts';
 import { WEBHOOK_HOLDER, type DeliveryMetrics } from './targets.ts';
-import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './events.ts';
+import { deletedEvent, webhookEventOf, type WebhookEvent } from './events.ts';
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
@@ -37,8 +37,8 @@ export interface WebhookServiceDeps {
   log: Logger;
   /** Learns a runtime webhook's secret, so every output redacts it. */
   addSecret?: (secret: string) => void;
-  /** The A2A push notifications' target, whose deliveries share the outbox (read when a fact is heard or sent). */
-  push?: () => PushAnnouncer | undefined;
+  /** The A2A push notifications' target, whose deliveries share the outbox (read at each send). */
+  push?: () => PushTarget | undefined;
   pollMs?: number;
   metrics?: Pick<DeliveryMetrics, 'circuitsOpened'>;
 }
@@ -102,17 +102,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     if (password) deps.addSecret?.(decodeURIComponent(password));
     hooks.set(hook.id, { hook, source: 'api' });
   };
-  /** Keeps the deliveries of a stored fact (webhooks', push's); true when one was added. */
-  async function announceFact(stored: Parameters<typeof toFrame>[0]): Promise<boolean> {
-    const frame = toFrame(stored);
-    const name = frame && (`agent.${frame.event}` as const);
-    if (!name || !(WATCHED as readonly string[]).includes(name)) return false;
-    const ts = Date.parse(stored.ts);
-    const e = hooks.size > 0 ? webhookEventOf(name, frame.data, ts) : undefined;
-    const hooked = await announce(e);
-    const pushed = (await deps.push?.()?.announce(name, frame.data, ts)) ?? false;
-    return hooked || pushed;
-  }
+  /** Keeps the deliveries of a stored fact; true when one was added. */
+  const announceFact = (stored: SessionStoredEvent): Promise<boolean> =>
+    announce(hooks.size > 0 ? webhookEventOf(stored) : undefined);
   const dispatcher = createDispatcher({
     outbox,
     webhook: (id) => hooks.get(id)?.hook,

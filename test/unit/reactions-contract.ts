@@ -2,12 +2,19 @@
  * The reactions' contract (src/agent/react/reactions.ts), run on every record-store engine their checkpoints can live
  * on (reactions.test.ts): live facts handled once in order, checkpoints written when a reaction acted, a catch-up after
  * a crash handles only what the checkpoint does not cover, a failed fact is retried at the next open, and a session's
- * checkpoint goes with it.
+ * checkpoint goes with it; and the service's reactions on that medium (`serviceReactionsContract`): each acts once on
+ * a fact handed on twice (a crash between its write and its checkpoint).
  */
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReactions, type Reaction, type SessionStoredEvent } from '../../src/agent/index.ts';
 import type { RecordStore } from '../../src/store/records/index.ts';
+import { EVENT_VERSION, type SessionEvent } from '../../src/conversation/session-events.ts';
+import { fireEndsReaction } from '../../src/schedules/fire-ends.ts';
+import { nextFire } from '../../src/schedules/fire-state.ts';
+import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
+import { fireTurnId } from '../../src/schedules/store-types.ts';
+import { createLedger, spendReaction } from '../../src/spend/index.ts';
 import { facts, stored } from '../support/facts.ts';
 
 const log = pino({ level: 'silent' });
@@ -175,6 +182,27 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
       expect(second.handled).toEqual([3, 4, 5, 6]);
     });
 
+    it('a checkpoint only moves forward: an owner behind a newer one written since it read keeps the newer one', async () => {
+      const { store, reopen } = await medium();
+      const all = [...turn('forward', 1, 't1'), ...turn('forward', 3, 't2')];
+      // A paused owner opened the session and read no checkpoint; a new owner (on the same medium) then handled both.
+      const paused = (await open(store, recording().reaction)).forSession('forward');
+      paused.catchUp(opened([]));
+      expect(await paused.settled()).toBe(true);
+      const taker = (await open(store, recording().reaction)).forSession('forward');
+      taker.catchUp(opened([]));
+      all.forEach((f) => taker.stored(f));
+      await taker.close();
+      // The paused owner wakes up with the first turn only: its write meets the newer checkpoint and keeps it.
+      all.slice(0, 2).forEach((f) => paused.stored(f));
+      await paused.close();
+      const later = recording();
+      const next = (await open(reopen(), later.reaction)).forSession('forward');
+      next.catchUp(opened(all));
+      expect(await next.settled()).toBe(true);
+      expect(later.handled).toEqual([]);
+    });
+
     it("forget a deleted session's checkpoint", async () => {
       const { store, reopen } = await medium();
       const hooks = recording();
@@ -189,6 +217,55 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
       await after.open();
       expect(await after.get('reaction-checkpoints', 'gone')).toBeUndefined();
       await after.close();
+    });
+  });
+}
+
+/**
+ * The service's reactions on one record-store engine: each acts on its fact once however often the fact is handed on
+ * (a crash between the reaction's write and its checkpoint hands it on again), and its effect is kept once.
+ * (webhooks and a2a-push keep their deliveries in the outbox, whose own contract is outbox-store-contract.ts: an id
+ * is added once; their handing on again is test/int/webhooks.test.ts' and a2a-push.test.ts'.)
+ */
+export function serviceReactionsContract(engine: string, medium: () => Promise<ReactionsMedium>) {
+  describe(`the service's reactions on the ${engine} record store`, () => {
+    const ts = '2026-11-29T09:00:05.000Z';
+    const usage = { promptTokens: 5, completionTokens: 2, totalTokens: 7 };
+    const response = (turnId: string, priced = false): SessionEvent => ({
+      ...{ v: EVENT_VERSION, type: 'response', turnId, content: 'done', text: 'done', model: 'm' },
+      usage: priced ? { ...usage, cost: { amount: 0.1, currency: 'EUR', source: 'config' } } : usage,
+    });
+    const twice = async (reaction: Reaction, fact: SessionStoredEvent) => [
+      await reaction.handle(fact),
+      await reaction.handle(fact),
+    ];
+
+    it('spend: a priced step handed on twice is one ledger entry', async () => {
+      const { store } = await medium();
+      await store.open();
+      const reaction = spendReaction(createLedger(store, { timeZone: 'UTC', log }));
+      expect(await twice(reaction, stored(response('t1', true), 3, ts, 'alice/s'))).toEqual([true, false]);
+      expect(await store.get('spend', 'alice/s#3')).toBeDefined();
+      await store.close();
+    });
+
+    it("schedules: a fire's turn end handed on twice is one end", async () => {
+      const { store } = await medium();
+      await store.open();
+      const schedules = createRecordScheduleStore({ records: store, log });
+      const planned = Date.parse('2026-11-29T09:00:00.000Z');
+      await schedules.claim('s1', planned);
+      const turnId = fireTurnId('s1', planned);
+      const sent = { type: 'sent', session: 'runs', turnId, firedAt: ts } as const;
+      await schedules.change({ scheduleId: 's1', plannedAt: new Date(planned).toISOString() }, (f) =>
+        nextFire(f, sent),
+      );
+      let ended = 0;
+      const reaction = fireEndsReaction({ store: schedules, metrics: undefined, ended: () => void ended++ });
+      expect(await twice(reaction, stored(response(turnId), 4, ts, 'runs'))).toEqual([true, false]);
+      expect(ended).toBe(1);
+      expect((await schedules.runs('s1', 10)).map((r) => r.status)).toEqual(['finished']);
+      await store.close();
     });
   });
 }

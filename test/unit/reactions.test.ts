@@ -11,7 +11,7 @@ import {
   createRedisRecordStore,
 } from '../../src/store/records/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { reactionsContract } from './reactions-contract.ts';
+import { reactionsContract, serviceReactionsContract } from './reactions-contract.ts';
 
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -19,18 +19,22 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-reactionsContract('memory', () => {
+const memory = () => {
   // One process's medium: what "another process" reads is the same memory (close leaves it as it is).
   const store = { ...createMemoryRecordStore(), close: () => Promise.resolve() };
   return Promise.resolve({ store, reopen: () => store });
-});
+};
+reactionsContract('memory', memory);
+serviceReactionsContract('memory', memory);
 
-reactionsContract('jsonl', async () => {
+const jsonl = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentd-reactions-'));
   dirs.push(dir);
   const make = () => createJsonlRecordStore({ dir, log });
   return { store: make(), reopen: make };
-});
+};
+reactionsContract('jsonl', jsonl);
+serviceReactionsContract('jsonl', jsonl);
 
 let redis: RedisServer | undefined;
 describe.skipIf(!hasRedisServer())('reactions on redis', () => {
@@ -40,9 +44,11 @@ describe.skipIf(!hasRedisServer())('reactions on redis', () => {
   afterAll(async () => {
     await redis?.stop();
   });
-  reactionsContract('redis', () => {
+  const onRedis = () => {
     const keyPrefix = `t${randomUUID()}:`;
     const make = () => createRedisRecordStore({ url: redis!.url, keyPrefix, log });
     return Promise.resolve({ store: make(), reopen: make });
-  });
+  };
+  reactionsContract('redis', onRedis);
+  serviceReactionsContract('redis', onRedis);
 });

@@ -6,7 +6,7 @@
  */
 import { pino } from 'pino';
 import { createScheduler } from '../../src/schedules/index.ts';
-import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
 import { createMemoryService, memoryStoresOf } from '../../src/memory/index.ts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -159,7 +159,7 @@ const waiter = {
 } as unknown as TurnWaiter;
 
 /** A scheduler on a memory store (never started): the POST makes the schedule the other schedule routes read. */
-const scheduleStore = createMemoryScheduleStore();
+const scheduleStore = createRecordScheduleStore({ records: createMemoryRecordStore(), log: pino({ level: 'silent' }) });
 const clock = { now: () => Date.parse(at) };
 const schedules = createScheduler({
   store: scheduleStore,

@@ -8,10 +8,10 @@ import type { AppCommands, AppEvents } from '../../src/app/types.ts';
 import { scheduleSchema } from '../../src/config/index.ts';
 import { AppError } from '../../src/errors/index.ts';
 import type { SessionQuota } from '../../src/session-id.ts';
-import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
 import { createScheduler, type SchedulerOptions } from '../../src/schedules/scheduler.ts';
-import { fireTurnId } from '../../src/schedules/overlap.ts';
-import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
+import { fireTurnId, type StoredSchedule } from '../../src/schedules/store-types.ts';
+import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 import { fillTemplate, ticksOf } from '../../src/schedules/ticks.ts';
 
 const log = pino({ level: process.env.DEBUG_LOG ?? 'silent' });
@@ -38,13 +38,18 @@ interface Agent {
 
 const noTurns = { steps: () => Promise.resolve([]) };
 
+/** The schedule store on a record store in memory (what the sessions' medium is in tests). */
+const memoryStore = () => createRecordScheduleStore({ records: createMemoryRecordStore(), log });
+type Store = ReturnType<typeof memoryStore>;
+
 /**
  * A scheduler on a fake clock whose agent stands in for the sessions: a message runs as the turn it names unless the
  * session stored that turn already (then it answers `duplicate`, as decide does); `end(i)` stores the turn's response
- * and emits it; `quiet` only stores it (it ended while no scheduler listened).
+ * and hands it to the schedules' reaction (as the session's owner does); `quiet` only stores it (the owner died before
+ * its reaction ran).
  */
 function harness(
-  store: ScheduleStore = createMemoryScheduleStore(),
+  store: Store = memoryStore(),
   agent: Agent = { sent: [], log: [] },
   extra: Partial<SchedulerOptions> = {},
 ) {
@@ -89,7 +94,7 @@ function harness(
       usage: USAGE,
     };
     const fact = storedFact(s.sessionId, event);
-    if (!quiet) bus.emit('agent.stored', fact);
+    return quiet ? Promise.resolve(false) : scheduler.reaction.handle(fact);
   };
   const scheduler = createScheduler({ store, bus, turns, clock, log, random: () => 0, ...extra });
   return { clock, sent, end, scheduler, store, agent, bus };
@@ -132,8 +137,8 @@ describe('scheduler', () => {
       h.clock.t = T0 + i * 1000;
       await h.scheduler.tick();
       await h.scheduler.tick(); // nothing more is due
-      h.end(i - 1);
-      await expect.poll(async () => (await h.store.runs('s1', 1))[0]?.status).toBe('finished');
+      await h.end(i - 1);
+      expect((await h.store.runs('s1', 1))[0]?.status).toBe('finished');
     }
     expect(h.sent.map((s) => s.content)).toEqual([1, 2, 3].map((i) => `tick ${new Date(T0 + i * 1000).toISOString()}`));
     expect(h.sent[0]!.sessionId).toBe('run-2026-11-27');
@@ -154,7 +159,7 @@ describe('scheduler', () => {
       expect(h.sent).toHaveLength(1);
       const runs = await h.store.runs('s1', 10);
       expect(runs[0]!.status).toBe(overlap === 'skip' ? 'skipped' : 'queued');
-      h.end(0);
+      await h.end(0);
       if (overlap === 'queue') {
         await expect.poll(() => h.sent.length).toBe(2);
         expect(h.sent[1]!.content).toBe(`tick ${new Date(T0 + 2000).toISOString()}`);
@@ -182,11 +187,11 @@ describe('scheduler', () => {
       ['queued', undefined],
       ['sent', undefined],
     ]);
-    h.end(0);
+    await h.end(0);
     await expect.poll(() => h.sent.length).toBe(2);
     expect(h.sent[1]!.content).toBe(`tick ${new Date(T0 + 2000).toISOString()}`); // the oldest queued first
     await h.scheduler.remove('s1');
-    h.end(1);
+    await h.end(1);
     await h.scheduler.stop(); // every record and send under way settled
     expect(h.sent).toHaveLength(2); // the run queued at T0 + 3000 never reached the session
     expect(await h.store.runs('s1', 10)).toEqual([]);
@@ -200,7 +205,7 @@ describe('scheduler', () => {
       await h.scheduler.tick();
     }
     expect(h.sent).toHaveLength(1);
-    h.end(0);
+    await h.end(0);
     await expect.poll(async () => (await h.store.runs('s1', 10)).at(-1)?.status).toBe('finished');
     h.clock.t = T0 + 4000;
     await h.scheduler.tick();
@@ -210,7 +215,7 @@ describe('scheduler', () => {
 
   it('after downtime, catchUp none skips the missed ticks and last fires the latest once; a restart never fires a tick twice', async () => {
     for (const catchUp of ['none', 'last'] as const) {
-      const store = createMemoryScheduleStore();
+      const store = memoryStore();
       const first = harness(store);
       const s = schedule({ everyMs: 1000, catchUp });
       await first.scheduler.start([s], false);
@@ -235,7 +240,7 @@ describe('scheduler', () => {
   });
 
   it('a fire recorded but never sent is sent once on the next start', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryStore();
     const s = schedule({ everyMs: 1000 });
     await store.saveSchedule(s);
     await store.claim('s1', T0 - 1000);
@@ -249,7 +254,7 @@ describe('scheduler', () => {
   });
 
   it('a fire whose message was stored before its start died is recorded sent on the next start, not sent again', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryStore();
     const s = schedule({ everyMs: 1000 });
     await store.saveSchedule(s);
     await store.claim('s1', T0 - 1000);
@@ -287,8 +292,8 @@ describe('scheduler', () => {
     expect(h.sent).toHaveLength(0);
   });
 
-  it('records a run left sent by an earlier start ended: off its log at start, or when its turn ends later', async () => {
-    const store = createMemoryScheduleStore();
+  it('records a run left sent by an earlier start ended: off its log as its queue drains at start, or when its turn ends later', async () => {
+    const store = memoryStore();
     const first = harness(store);
     const s = schedule({ everyMs: 1000, overlap: 'queue' });
     await first.scheduler.start([s], false);
@@ -297,18 +302,18 @@ describe('scheduler', () => {
       await first.scheduler.tick();
     }
     await first.scheduler.stop();
-    first.end(0, true); // the first turn ends with no scheduler listening; the second is still running
+    await first.end(0, true); // the first turn ends with no scheduler listening; the second is still running
     const second = harness(store, first.agent);
     second.clock.t = T0 + 2500;
     await second.scheduler.start([s], false);
     await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'finished']);
     expect((await store.runs('s1', 10))[1]).toMatchObject({ turnId: first.sent[0]!.turnId, usage: USAGE });
-    second.end(1);
+    await second.end(1);
     await expect.poll(async () => (await store.runs('s1', 10)).map((r) => r.status)).toEqual(['finished', 'finished']);
   });
 
   it("overlap skip finds the previous run's end in its log when no one heard it, and fires", async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryStore();
     const first = harness(store);
     const s = schedule({ everyMs: 1000 });
     await first.scheduler.start([s], false);
@@ -317,8 +322,8 @@ describe('scheduler', () => {
     await first.scheduler.stop();
     const second = harness(store, first.agent);
     second.clock.t = T0 + 1500;
-    await second.scheduler.start([s], false); // the run is still unfinished: followed
-    first.end(0, true); // ...and its end is stored where the second one does not hear it
+    await second.scheduler.start([s], false); // the run is still unfinished
+    await first.end(0, true); // ...and its end is stored where the second one does not hear it
     second.clock.t = T0 + 2000;
     await second.scheduler.tick();
     expect(first.agent.sent).toHaveLength(2);
@@ -326,7 +331,7 @@ describe('scheduler', () => {
   });
 
   it('waits a random part of jitterMs after the tick before sending', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryStore();
     const agent: Agent = { sent: [], log: [] };
     const clock = { t: T0, now: () => clock.t };
     const bus = createBus<AppCommands, AppEvents>({ log });
@@ -374,7 +379,7 @@ describe('scheduler', () => {
       expect(vi.getTimerCount()).toBe(0); // ...and sets no timer again
       await h.scheduler.stop();
       const shared = createScheduler({
-        store: createMemoryScheduleStore(),
+        store: memoryStore(),
         bus: createBus<AppCommands, AppEvents>({ log }),
         turns: noTurns,
         clock: h.clock,
@@ -398,8 +403,8 @@ describe('scheduler', () => {
     h.clock.t = T0 + 1000;
     await h.scheduler.tick();
     expect(h.sent.map((m) => m.quota)).toEqual([{ holder: 'alice', limit: 3 }, undefined]);
-    h.end(0);
-    h.end(1);
+    await h.end(0);
+    await h.end(1);
     await expect.poll(async () => (await h.store.runs('s1', 1))[0]?.status).toBe('finished');
     agent.refuse = (sessionId) =>
       sessionId.startsWith('run-')
@@ -450,7 +455,7 @@ describe('scheduler', () => {
     const tickAt = async (t: number) => {
       h.clock.t = T0 + t;
       await h.scheduler.tick();
-      while (ended < h.sent.length) h.end(ended++, true);
+      while (ended < h.sent.length) await h.end(ended++, true);
     };
     for (let t = 250; t <= 1000; t += 250) await tickAt(t);
     const sessions = (from: number) =>
@@ -481,7 +486,7 @@ describe('scheduler', () => {
       let ended = 0;
       for (; h.clock.t <= Date.parse(to); h.clock.t += 60_000) {
         await h.scheduler.tick();
-        while (ended < h.sent.length) h.end(ended++, true);
+        while (ended < h.sent.length) await h.end(ended++, true);
       }
       const runs = async (id: string) => (await h.store.runs(id, 50)).map((r) => r.plannedAt).reverse();
       return { listed: await runs('listed'), 'half-hours': await runs('half-hours'), hourly: await runs('hourly') };

@@ -5,89 +5,90 @@ import { deletedEvent, webhookEventOf } from '../../src/webhooks/events.ts';
 import type { Delivery } from '../../src/webhooks/outbox-store.ts';
 import { sessionKey } from '../../src/session-id.ts';
 import { parseConfig } from '../../src/config/index.ts';
+import { EVENT_VERSION, type SessionEvent, type StoredQuestion } from '../../src/conversation/session-events.ts';
+import { facts, stored } from '../support/facts.ts';
 
-const at = Date.parse('2026-11-27T12:00:00.000Z');
+const ts = '2026-11-27T12:00:00.000Z';
 const key = sessionKey('alice', 'trip');
+const v = EVENT_VERSION;
+/** The fact `event` as the session stored it at `seq`. */
+const fact = (event: SessionEvent, seq: number) => stored(event, seq, ts, key);
 
-describe('webhook events', () => {
+describe('webhook events, from stored facts', () => {
   it('turn.completed names the session, its owner and the turn, with the reply cut to 500 characters', () => {
-    const e = webhookEventOf(
-      'agent.response',
-      { sessionId: key, turnId: 't1', seq: 7, content: 'x'.repeat(600), model: 'm' },
-      at,
-    );
-    expect(e).toMatchObject({
+    const e = webhookEventOf(fact(facts.response('t1', 'x'.repeat(600)), 7));
+    expect(e).toEqual({
       id: `${key}#7#turn.completed`,
       type: 'turn.completed',
-      timestamp: '2026-11-27T12:00:00.000Z',
-      data: { sessionId: 'trip', principal: 'alice', turnId: 't1', seq: 7, truncated: true },
+      sessionKey: key,
+      timestamp: ts,
+      data: {
+        sessionId: 'trip',
+        principal: 'alice',
+        turnId: 't1',
+        seq: 7,
+        model: 'm',
+        summary: 'x'.repeat(500),
+        truncated: true,
+      },
     });
-    expect((e?.data.summary as string).length).toBe(500);
   });
 
   it('a question asked is announced without its arguments; one closed by timeout is question.expired', () => {
-    const asked = webhookEventOf(
-      'agent.toolApprovalRequested',
-      {
-        sessionId: key,
-        turnId: 't1',
-        seq: 3,
-        callId: 'c1',
-        toolName: 'deploy',
-        serverId: 'ops',
-        args: { token: 'sk-secret-value' },
-        expiresAt: '2026-11-27T12:05:00.000Z',
+    const approval: SessionEvent = {
+      v,
+      type: 'questionAsked',
+      turnId: 't1',
+      question: {
+        ...{ id: 'c1', kind: 'approval', callId: 'c1', serverId: 'ops', toolName: 'deploy' },
+        ...{ args: { token: 'sk-secret-value' }, expiresAt: '2026-11-27T12:05:00.000Z' },
       },
-      at,
-    );
-    expect(asked).toMatchObject({
-      type: 'question.asked',
-      data: { questionId: 'c1', kind: 'approval', toolName: 'deploy', serverId: 'ops' },
+    };
+    const asked = webhookEventOf(fact(approval, 3));
+    expect(asked?.data).toEqual({
+      ...{ sessionId: 'trip', principal: 'alice', turnId: 't1', seq: 3, questionId: 'c1', kind: 'approval' },
+      ...{ serverId: 'ops', expiresAt: '2026-11-27T12:05:00.000Z', toolName: 'deploy' },
     });
+    expect(asked?.type).toBe('question.asked');
     expect(JSON.stringify(asked)).not.toContain('sk-secret-value');
-    const closed = (by: string) =>
-      webhookEventOf(
-        'agent.toolApprovalResolved',
-        { sessionId: key, turnId: 't1', seq: 4, callId: 'c1', decision: 'deny', by },
-        at,
-      );
-    expect(closed('timeout')).toMatchObject({ type: 'question.expired', data: { questionId: 'c1', turnId: 't1' } });
+    const elicited = webhookEventOf(fact(facts.elicitation('t1', 'e1'), 4));
+    expect(elicited?.data).toMatchObject({ questionId: 'e1', kind: 'elicitation', message: 'Your name?' });
+    expect(elicited?.data).not.toHaveProperty('toolName');
+    expect(elicited?.data).not.toHaveProperty('requestedSchema');
+    const closed = (by: string) => webhookEventOf(fact(facts.approved('t1', 'c1', 'deny', by), 5));
+    expect(closed('timeout')).toEqual({
+      id: `${key}#5#question.expired`,
+      type: 'question.expired',
+      sessionKey: key,
+      timestamp: ts,
+      data: { sessionId: 'trip', principal: 'alice', turnId: 't1', seq: 5, questionId: 'c1' },
+    });
     expect(closed('rest')).toBeUndefined();
   });
 
   it("a budget question is announced with who spent what, the limit and the next step's estimate", () => {
     const budget = { principal: 'alice', budget: 'day', limit: 5, used: 4.98, estimate: 0.03, currency: 'USD' };
-    const asked = webhookEventOf(
-      'agent.toolApprovalRequested',
-      {
-        ...{ sessionId: key, turnId: 't1', seq: 5, callId: 'bu_1', toolName: 'agentd/budget', serverId: 'agentd' },
-        ...{ args: budget, expiresAt: '2026-11-27T12:05:00.000Z' },
-      },
-      at,
-    );
+    const question: StoredQuestion = {
+      ...{ id: 'bu_1', kind: 'budget', callId: 'bu_1', serverId: 'agentd' },
+      ...{ args: budget, expiresAt: '2026-11-27T12:05:00.000Z' },
+    };
+    const asked = webhookEventOf(fact({ v, type: 'questionAsked', turnId: 't1', question }, 5));
     expect(asked).toMatchObject({ type: 'question.asked', data: { questionId: 'bu_1', kind: 'budget', budget } });
+    expect(asked?.data).not.toHaveProperty('toolName');
   });
 
-  it('an error of a turn is turn.failed; other frames announce nothing', () => {
-    const failed = webhookEventOf(
-      'agent.error',
-      {
-        code: 'AGENT_ERROR',
-        message: 'cancelled',
-        details: { reason: 'cancelled' },
-        sessionId: key,
-        turnId: 't',
-        seq: 9,
-      },
-      at,
-    );
-    expect(failed).toMatchObject({ type: 'turn.failed', data: { code: 'AGENT_ERROR', reason: 'cancelled' } });
-    const noTurn = { code: 'INVALID_REQUEST', message: 'bad frame', details: {}, sessionId: key };
-    expect(webhookEventOf('agent.error', noTurn, at)).toBeUndefined();
-    expect(webhookEventOf('agent.chunk', { sessionId: key, turnId: 't', seq: 1, content: 'x' }, at)).toBeUndefined();
+  it('a failed turn is turn.failed with its reason; other facts announce nothing', () => {
+    const failed = webhookEventOf(fact(facts.failed('t', 'cancelled', 'cancelled'), 9));
+    expect(failed).toMatchObject({
+      type: 'turn.failed',
+      data: { turnId: 't', seq: 9, code: 'AGENT_ERROR', message: 'cancelled', reason: 'cancelled' },
+    });
+    expect(webhookEventOf(fact(facts.user('t'), 1))).toBeUndefined();
+    expect(webhookEventOf(fact(facts.call('t', 'c1'), 2))).toBeUndefined();
   });
 
   it('two deletions of one session id are two events', () => {
+    const at = Date.parse(ts);
     expect(deletedEvent(key, at, 'a').id).not.toBe(deletedEvent(key, at, 'b').id);
     expect(deletedEvent(key, at, 'a').data).toEqual({ sessionId: 'trip', principal: 'alice' });
   });

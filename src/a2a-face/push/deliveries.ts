@@ -2,12 +2,13 @@
  * A2A push notifications as deliveries of the webhooks' durable outbox (src/webhooks/outbox-store.ts): the same
  * medium, ids, claims and retries as webhooks, one more kind of delivery whose request this module builds.
  * Contracts:
- * - `target.announce(name, payload, ts)` (called by the webhook service's reaction for each stored fact, again after a
- *   crash before its checkpoint) turns a stored fact that changes a task to completed, failed, canceled or
- *   input-required into one delivery per config of that task set before the fact was stored (`setAt`), read from the log as
- *   the task stood at that fact (its fixed body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the
- *   config, the task and the fact's seq, so every announcement of one fact, from any instance, makes one delivery.
- *   A task without a config costs no read of the store (one on redis: config-index.ts).
+ * - `reaction` (`a2a-push`, src/agent/react: run for each stored fact on the session's owner from its own checkpoint,
+ *   again after a crash before it) turns a stored fact that can change a task to completed, failed, canceled or
+ *   input-required (a `response`, a `turnFailed`, a `questionAsked`) into one delivery per config of that task set
+ *   before the fact was stored (`setAt`), read from the log as the task stood at that fact (its fixed body: v1.0
+ *   `{ task }`, v0.3 the bare task). A delivery's id names the config, the task and the fact's seq, so every
+ *   announcement of one fact, from any instance, makes one delivery. A task without a config costs no read of the
+ *   store (one on redis: config-index.ts).
  * - A push delivery says so (`kind: 'a2a-push'`; one kept before kinds came is told by its `webhookId` prefix,
  *   `a2a-push/`, which it keeps for its listing) and carries `push: { sessionKey, turnId, taskId, configId }`.
  * - A push delivery's receiver is its principal's configs at the config URL's origin, and it counts toward its
@@ -27,7 +28,7 @@ import {
   type PushConfig,
   type TaskState,
 } from '../index.ts';
-import type { TurnFollower, TurnStep } from '../../agent/index.ts';
+import type { Reaction, SessionStoredEvent, TurnFollower, TurnStep } from '../../agent/index.ts';
 import type { Clock } from '../../clock.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, type WebhookEventType } from '../../config/schema.ts';
 import { sessionIdOf, splitSessionKey } from '../../session-id.ts';
@@ -42,14 +43,8 @@ export interface PushDelivery extends Delivery {
   push: { sessionKey: string; turnId: string; taskId: string; configId: string };
 }
 
-/** The frames that can change a task to a state push announces. */
-const PUSH_FRAMES = new Set([
-  'response',
-  'error',
-  'toolApprovalRequested',
-  'elicitationRequested',
-  'clientToolRequested',
-]);
+/** The facts that can change a task to a state push announces. */
+const PUSH_FACTS = new Set<SessionStoredEvent['event']['type']>(['response', 'turnFailed', 'questionAsked']);
 
 /** The states announced, and the outbox's event type each is listed under. */
 const ANNOUNCED: Partial<Record<TaskState, WebhookEventType>> = {
@@ -120,15 +115,17 @@ export function createPushDeliveries(deps: PushDeliveriesDeps) {
   }
 
   return {
+    /** Keeps the notifications of a stored fact; true when one was added. It throws when the outbox failed. */
+    reaction: {
+      name: 'a2a-push',
+      handle: ({ sessionId, seq, ts, event: e }) =>
+        PUSH_FACTS.has(e.type) && 'turnId' in e && e.turnId !== undefined
+          ? announce(sessionId, e.turnId, seq, Date.parse(ts))
+          : false,
+    } satisfies Reaction,
     /** What the webhook dispatcher needs to send a push delivery (see docs/a2a.md, "Push notifications"). */
     target: {
       owns: isPushDelivery,
-      /** Keeps the notifications of a stored frame (`agent.<event>`, its data, stored at `ts`); true when one was added. */
-      async announce(name: string, payload: unknown, ts: number): Promise<boolean> {
-        const { sessionId, turnId, seq } = payload as { sessionId: string; turnId?: string; seq?: number };
-        if (turnId === undefined || !PUSH_FRAMES.has(name.slice('agent.'.length))) return false;
-        return announce(sessionId, turnId, seq ?? 0, ts);
-      },
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       timeoutMs: 10_000,
       async request(d: PushDelivery, at: number): Promise<OutboundRequest | undefined> {

@@ -1,8 +1,8 @@
 /**
  * A2A push notifications (docs/a2a.md, "Push notifications"): tasks' configs on the record store (config-store.ts),
  * notifications as deliveries of the webhooks' durable outbox (deliveries.ts), each request built here
- * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves. The webhook service hears
- * the stored facts through its reaction (src/agent/react) and asks `target.announce` for each.
+ * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves. Its reaction to the stored
+ * facts (src/agent/react) is apart from the webhooks' (one's failure does not stall the other).
  */
 import type { TurnFollower } from '../../agent/index.ts';
 import type { Clock } from '../../clock.ts';
@@ -55,6 +55,8 @@ export function createA2aPush(deps: A2aPushDeps) {
     configs,
     outbox: deps.outbox,
     target: deliveries.target,
+    /** Keeps the notifications of each stored fact (its own checkpoint, apart from the webhooks'). */
+    reaction: deliveries.reaction,
     jwks: async () => (await signer()).jwks(),
     /** Takes over the configs an earlier agentd kept in the secret store (a failure is logged, tried at next start). */
     async start(): Promise<void> {

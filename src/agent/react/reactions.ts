@@ -1,7 +1,9 @@
 /**
- * Reactions: what happens after a fact is stored (webhooks, A2A push), run from the log with checkpoints, as
- * Emmett's reactors are. A reaction (`name`, `handle(stored)`) hears each stored fact of a session at least once, in
- * the session's order, on the instance that owns the session:
+ * Reactions: what happens after a fact is stored (webhooks, A2A push, the spend ledger, a schedule fire's end), run
+ * from the log with checkpoints, as Emmett's reactors are; each feature's mount brings its own
+ * (src/http/feature-mount.ts) and createApp hands them all here. A reaction (`name`, `handle(stored)`) hears each
+ * stored fact of a session at least once, in the session's order, on the instance that owns the session, apart from
+ * the others (one that fails a fact holds back only itself):
  * - **Live**: each fact the session stores is handed on (`stored`), after those before it were handled.
  * - **Catch-up**: when a session opens (a restart, a takeover by the orphan sweep, any first use), the facts after
  *   each reaction's checkpoint are read from the log and handled before the live ones. A session with no checkpoint
@@ -13,6 +15,8 @@
  *   nothing reacted to writes nothing. A fact is handed on again only after a crash between its store and its
  *   checkpoint (at most those few seconds of facts): `handle` is idempotent per fact (its deliveries' ids derive from
  *   the fact), so nothing is sent twice.
+ * - A checkpoint only moves forward (checkpoint.ts): written conditioned on the version last read, a newer one
+ *   (another owner's, after a takeover) is never written over, and what it covers is not handed on here again.
  * - A `handle` that throws is logged; the reaction's checkpoint stays before that fact and it handles nothing more
  *   until it is tried again from there, by reading the log: before the session's next fact is handed on, at
  *   `retry()` (the store says its medium is back), or at the next open. `settled()` resolves once every fact handed
@@ -23,6 +27,7 @@ import { z } from 'zod';
 import type { Logger } from '../../log/index.ts';
 import { records, type StoreEvent, type StoredEvent } from '../../store/index.ts';
 import type { SessionStoredEvent } from '../frames.ts';
+import { checkpointSchema, sessionCheckpoint } from './checkpoint.ts';
 
 export interface Reaction {
   /** Names its checkpoint: keep it across releases. */
@@ -68,7 +73,6 @@ async function factsAfter({ loaded, read }: OpenedLog, since: number): Promise<S
 
 const CHECKPOINTS = 'reaction-checkpoints';
 const START = 'reaction-start';
-const checkpointSchema = z.object({ seqs: z.record(z.string(), z.number()) });
 const startSchema = z.object({ at: z.number() });
 
 /** The longest a session's checkpoint lags its reactions while they act (a busy session writes it this often). */
@@ -103,7 +107,7 @@ export function createReactions(deps: ReactionsDeps) {
     const seqs: Record<string, number> = {};
     /** Reactions that failed a fact since the session opened: they handle nothing more until it opens again. */
     const stuck = new Set<string>();
-    let written = '';
+    const checkpoint = sessionCheckpoint(checkpoints, sessionId);
     /** When the checkpoint was last written (0: not by this open). */
     let writtenAt = 0;
     let acted = false;
@@ -128,12 +132,7 @@ export function createReactions(deps: ReactionsDeps) {
       }
     };
     const write = async () => {
-      const value = JSON.stringify(seqs);
-      if (value === written || value === '{}') return;
-      await checkpoints.put(sessionId, { seqs: { ...seqs } });
-      written = value;
-      writtenAt = deps.now();
-      acted = false;
+      if (await checkpoint.write(seqs)) [writtenAt, acted] = [deps.now(), false];
     };
     /** Reads the session's log after a seq (from `catchUp`): what a retry reads. */
     let readLog: OpenedLog['read'] | undefined;
@@ -163,8 +162,7 @@ export function createReactions(deps: ReactionsDeps) {
         readLog = opened.read;
         const { lastSeq } = opened;
         queue(async () => {
-          const kept = (await checkpoints.get(sessionId))?.value.seqs;
-          if (kept) written = JSON.stringify(kept);
+          const kept = await checkpoint.read();
           // A reaction the checkpoint does not name yet starts now; with no checkpoint, at the reactions' start.
           for (const r of reactions) seqs[r.name] = kept ? (kept[r.name] ?? lastSeq) : 0;
           const since = Math.min(...reactions.map((r) => seqs[r.name] ?? 0));

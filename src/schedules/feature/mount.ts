@@ -1,4 +1,7 @@
-/** Schedules as a feature of the service (FeatureMount, src/http/feature-mount.ts): its routes, store and scheduler. */
+/**
+ * Schedules as a feature of the service (FeatureMount, src/http/feature-mount.ts): its routes, store and scheduler, and
+ * the reaction that records a fire's end.
+ */
 import type { Clock } from '../../clock.ts';
 import type { FeatureMount } from '../../http/feature-mount.ts';
 import type { ScheduleLimits } from '../caps.ts';
@@ -26,4 +29,5 @@ export const schedulesMount = (deps: SchedulesMountDeps): FeatureMount => ({
   start: async () => void (deps.fires && (await deps.scheduler.start(deps.configured()))),
   stop: () => deps.scheduler.stop(), // before the agent it sends to
   close: () => deps.store.close(),
+  reactions: [deps.scheduler.reaction],
 });

@@ -1,4 +1,7 @@
-/** Webhooks as a feature of the service (FeatureMount): their admin routes, outbox, commands and dispatcher. */
+/**
+ * Webhooks as a feature of the service (FeatureMount): their admin routes, outbox, commands and dispatcher, and the
+ * reaction that keeps the deliveries of each stored fact.
+ */
 import type { Bus } from '../../bus/index.ts';
 import type { Clock } from '../../clock.ts';
 import type { FeatureMount } from '../../http/feature-mount.ts';
@@ -17,4 +20,5 @@ export const webhooksMount = (deps: {
   start: () => deps.webhooks.start(),
   stop: () => deps.webhooks.stop(), // sends nothing more; the sessions' last facts are still kept
   close: () => deps.webhooks.close(), // the outbox, once the sessions closed
+  reactions: [deps.webhooks.reaction],
 });
