@@ -78,6 +78,12 @@ function waiting(task: TaskView): TaskView {
   return { ...rest, state: 'working' };
 }
 
+/** The task once the questions `answered` are closed (their answers stored, maybe not folded in yet). */
+export function withAnswered(task: TaskView, answered: ReadonlySet<string>): TaskView {
+  if (task.state !== 'input-required' || !task.questions.some((q) => answered.has(q.id))) return task;
+  return waiting({ ...task, questions: task.questions.filter((q) => !answered.has(q.id)) });
+}
+
 /** A task of a message that waits for its turn. */
 const submitted = (contextId: string, turnId: string, request: string, seq: number, ts: number): TaskView => ({
   id: taskIdOf(contextId, turnId),
