@@ -139,11 +139,15 @@ describe('schedules bounded per principal', () => {
     const sessions = (await call(app, ALICE, 'GET', '/api/sessions')).body.sessions as { sessionId: string }[];
     expect(sessions).toHaveLength(3); // own-1, own-2 and one run's: never more
     expect((await call(app, ALICE, 'POST', '/api/message', { message: 'x', sessionId: 'own-3' })).status).toBe(429);
-    const logged = lines.map((l) => JSON.parse(l) as { msg: string; schedule?: string; err?: { message: string } });
-    expect(logged.find((l) => l.msg === 'schedule fire failed')).toMatchObject({
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; schedule?: string; err?: unknown });
+    const failed = logged.filter((l) => l.msg === 'schedule fire failed');
+    expect(failed[0]).toMatchObject({
       schedule: 'alice/per-tick',
-      err: { message: expect.stringContaining('At most 3 sessions') },
+      code: 'RATE_LIMIT_EXCEEDED',
+      error: expect.stringContaining('At most 3 sessions'),
     });
+    expect(failed[0]).not.toHaveProperty('err'); // one line, no stack
+    expect(failed).toHaveLength(1); // once a minute at most, however many ticks were refused
   });
 
   it('overlap queue holds at most queuedRuns while a run waits; deleting the schedule drops them, none reaches the session', async () => {
