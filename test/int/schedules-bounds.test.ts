@@ -61,6 +61,12 @@ describe('schedules bounded per principal', () => {
     ]);
     expect(tooOften.body).toMatchObject({ success: false, timestamp: expect.any(String) });
     expect(tooOften.body.error.message).toContain('server.limits.schedules.minIntervalMs');
+    // A jitter past an hour: a timer's overflow fired 1e12 at once, and 3e9 left its tick claimed, never sent.
+    for (const jitterMs of [1e12, 3e9]) {
+      const jittery = await make(ALICE, { id: 'jitter', jitterMs });
+      expect(refusal(jittery)).toEqual([400, 'INVALID_REQUEST', expect.objectContaining({ field: 'jitterMs' })]);
+      expect(jittery.body.error.message).toContain('jitterMs: must be at most 3600000');
+    }
     const tooLong = await make(ALICE, { id: 'long', message: 'é'.repeat(33) }); // 66 bytes
     expect(refusal(tooLong)).toEqual([
       400,
