@@ -21,19 +21,31 @@ export function createA2aFace(deps: A2aFaceDeps) {
   const { start, send } = createMessageSender(deps);
   const pushCall = createPushMethods(deps);
 
-  /** The task first, then its steps, until a final state or the client leaves. */
+  /**
+   * The task as it stands once `open` resolved (`opening`: A2A v1.0 §3.1.6, no replay of the steps that led there),
+   * then each change after it, until a final state or the client leaves.
+   */
   function streamOf(
     id: RpcId,
     ctx: A2aCallContext,
-    open: (onChange: (prev: TaskView | undefined, next: TaskView) => void) => Promise<{ close(): void }>,
+    open: (
+      onChange: (next: TaskView) => void,
+    ) => Promise<{ watch: { close(): void }; opening: () => TaskView | undefined }>,
   ): Promise<AsyncIterable<RpcResult>> {
     return pipeEvents<RpcResult>(ctx.signal, async (push, end) => {
       const result = (value: unknown): RpcResult => ({ jsonrpc: '2.0', id, result: value });
-      const watch = await open((prev, next) => {
-        if (!prev) push(result(wrap('task', encodeTask(next, ctx.version), ctx.version)));
-        else for (const e of streamEvents(prev, next, ctx.version)) push(result(e));
+      let shown: TaskView | undefined;
+      let opened = false;
+      const show = (next: TaskView) => {
+        if (!shown) push(result(wrap('task', encodeTask(next, ctx.version), ctx.version)));
+        else for (const e of streamEvents(shown, next, ctx.version)) push(result(e));
+        shown = next;
         if (FINAL_STATES.has(next.state)) end();
-      });
+      };
+      const { watch, opening } = await open((next) => opened && show(next));
+      opened = true;
+      const first = opening();
+      if (first) show(first);
       return () => watch.close();
     });
   }
@@ -82,7 +94,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
         return json(await pushCall(method, params, ctx));
       case 'stream': {
         const p = parse(sendParams, params);
-        const events = await streamOf(id, ctx, async (onChange) => (await start(p, ctx, onChange)).watch);
+        const events = await streamOf(id, ctx, (onChange) => start(p, ctx, (_prev, next) => onChange(next)));
         return { kind: 'stream', events };
       }
       case 'subscribe': {
@@ -94,9 +106,9 @@ export function createA2aFace(deps: A2aFaceDeps) {
             state: view.state,
           });
         const events = await streamOf(id, ctx, async (onChange) => {
-          const watch = followTask(follower, key, view.contextId, onChange);
+          const watch = followTask(follower, key, view.contextId, (_prev, next) => onChange(next));
           await watch.follow(view.turnId);
-          return watch;
+          return { watch, opening: () => watch.view };
         });
         return { kind: 'stream', events };
       }

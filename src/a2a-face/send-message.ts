@@ -14,7 +14,7 @@ import { contentOf } from './message-parts.ts';
 import { parseParams as parse } from './params.ts';
 import { keepPushConfig, messagePushConfig } from './push-methods.ts';
 import { sendParams, type SendParams } from './rpc-methods.ts';
-import { FINAL_STATES, taskIdOf, type TaskView } from './task-view.ts';
+import { FINAL_STATES, taskIdOf, withAnswered, type TaskView } from './task-view.ts';
 import { finished, followTask, pause, readTask, taskNotFound } from './tasks.ts';
 import { encodeTask, wrap } from './wire.ts';
 
@@ -100,7 +100,10 @@ export function createMessageSender(deps: A2aFaceDeps) {
       if (!ref && keptPush !== undefined) await deps.push?.delete(key, turnId, keptPush).catch(() => undefined);
       throw err;
     }
-    return { watch, settled, taskId: taskIdOf(contextId, turnId) };
+    // The task as it stands once this message took effect: what it answered no longer waits (its close may not have
+    // been folded in yet).
+    const opening = () => watch.view && withAnswered(watch.view, answered);
+    return { watch, settled, opening, taskId: taskIdOf(contextId, turnId) };
   }
 
   /** The task a message names: not finished (else -32004), and of the message's `contextId` if it names one (else -32602). */

@@ -15,6 +15,7 @@ import {
   type TransientFrame,
   type TurnStep,
 } from '../agent/index.ts';
+import { budgetAsk } from '../conversation/budget-question.ts';
 import { approvalRecordOf, inFamily, questionOf } from '../conversation/questions.ts';
 import { endsAppCall } from '../conversation/session-events.ts';
 
@@ -65,17 +66,27 @@ const questionText = (q: Question): string =>
 const clientToolText = (q: Question): string =>
   `Waiting for the AG-UI client to run its tool "${q.toolName ?? ''}" (call ${q.callId}): its result comes from that client (or POST /api/sessions/{id}/client-tools/${q.callId})`;
 
+const budgetText = (q: Question): string =>
+  `${budgetAsk(q)} Answer with a data part { "approve": true | false, "callId": "${q.id}" }`;
+
 /** What the task waits for, in words; input-required while anything waits, else working. */
 function waiting(task: TaskView): TaskView {
-  const approvals = task.questions.filter(inFamily('approval'));
+  const approvals = task.questions.filter((q) => inFamily('approval')(q) && q.kind !== 'budget');
   const texts = [
     ...(approvals.length > 0 ? [approvalText(approvals)] : []),
+    ...task.questions.filter((q) => q.kind === 'budget').map(budgetText),
     ...task.questions.filter(inFamily('elicitation')).map(questionText),
     ...task.questions.filter(inFamily('clientTool')).map(clientToolText),
   ];
   if (texts.length > 0) return { ...task, state: 'input-required', statusText: texts.join('\n') };
   const { statusText: _done, ...rest } = task;
   return { ...rest, state: 'working' };
+}
+
+/** The task once the questions `answered` are closed (their answers stored, maybe not folded in yet). */
+export function withAnswered(task: TaskView, answered: ReadonlySet<string>): TaskView {
+  if (task.state !== 'input-required' || !task.questions.some((q) => answered.has(q.id))) return task;
+  return waiting({ ...task, questions: task.questions.filter((q) => !answered.has(q.id)) });
 }
 
 /** A task of a message that waits for its turn. */

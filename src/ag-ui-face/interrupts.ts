@@ -6,6 +6,7 @@
 import type { Interrupt, ResumeEntry } from '@ag-ui/core';
 import { z } from 'zod';
 import type { AnswerInput, Question } from '../agent/index.ts';
+import { budgetAsk } from '../conversation/budget-question.ts';
 import { QUESTION_KINDS, type QuestionAnswer } from '../conversation/questions.ts';
 import { AppError } from '../errors/index.ts';
 
@@ -36,7 +37,7 @@ export function interruptOf(q: Question): Interrupt {
     return {
       ...base,
       reason: 'budget',
-      message: `${q.message ?? ''} Let it run?`,
+      message: budgetAsk(q),
       responseSchema: { ...APPROVAL_RESPONSE_SCHEMA },
       metadata: { budget: q.args },
     };

@@ -8,6 +8,7 @@
  * from its stored fact, never from a frame.
  */
 import { approvalToolName, elicitationFields, type Question, type QuestionKind } from '../conversation/questions.ts';
+import { budgetAsk } from '../conversation/budget-question.ts';
 import type { ApprovalDecision, ElicitationAction } from '../conversation/records.ts';
 import type { SessionEventOf } from '../conversation/session-events.ts';
 
@@ -25,6 +26,8 @@ type CallQuestionData = TurnRef & {
   serverId: string;
   args: unknown;
   expiresAt: string;
+  /** A budget question in words (`budgetAsk`: the sentence every face asks it with). */
+  message?: string;
 };
 type ElicitationData = TurnRef &
   Pick<Question, 'id' | 'callId' | 'serverId' | 'requestedSchema' | 'url' | 'expiresAt'> &
@@ -63,7 +66,8 @@ export function askedFrame(sessionId: string, seq: number, e: SessionEventOf<'qu
   const { turnId, question: q } = e;
   if (q.kind !== 'elicitation') {
     const { id: callId, serverId, args, expiresAt } = q;
-    const data = { callId, toolName: approvalToolName(q), serverId, args, expiresAt, sessionId, turnId, seq };
+    const said = q.kind === 'budget' && { message: budgetAsk(q) };
+    const data = { callId, toolName: approvalToolName(q), serverId, args, expiresAt, ...said, sessionId, turnId, seq };
     return { event: ASKED[q.kind], data };
   }
   return { event: 'elicitationRequested', data: { sessionId, turnId, seq, id: q.id, ...elicitationFields(q) } };

@@ -32,6 +32,9 @@ const validCron = (expression: string): boolean => {
   }
 };
 
+/** The longest a fire waits after its tick: an hour (a timer's bound is 24.8 days; a claim is held a minute plus it). */
+export const MAX_JITTER_MS = 3_600_000;
+
 /** A session id's longest (src/session-id.ts). */
 const MAX_SESSION_ID = 128;
 /** The length of a session template once filled in (src/schedules/ticks.ts: `{{firedAt}}` is an ISO time). */
@@ -93,8 +96,11 @@ export const scheduleSchema = z
       .number()
       .int()
       .min(0)
+      .max(MAX_JITTER_MS, `must be at most ${MAX_JITTER_MS} (an hour)`)
       .default(0)
-      .describe('Each fire waits a random 0 to this many ms after its tick (spreads the load of many schedules).'),
+      .describe(
+        'Each fire waits a random 0 to this many ms after its tick (spreads the load of many schedules); at most an hour.',
+      ),
     paused: z.boolean().default(false).describe('A paused schedule does not fire.'),
   })
   .superRefine((s, ctx) => {

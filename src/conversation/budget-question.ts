@@ -25,11 +25,26 @@ export interface BudgetOver {
   hard: boolean;
 }
 
-const PERIOD_WORD = { session: 'session', day: 'daily', month: 'monthly' } as const;
+const PERIOD_WORD = { session: 'per-session', day: 'daily', month: 'monthly' } as const;
+
+/** An amount as a person reads it: `$0.012`, `€1.50` (three significant digits under one). */
+const money = (amount: number, currency: string): string =>
+  new Intl.NumberFormat('en', {
+    style: 'currency',
+    currency,
+    ...(amount !== 0 && Math.abs(amount) < 1 ? { maximumSignificantDigits: 3 } : {}),
+  }).format(amount);
 
 /** What a person reads: whose budget, what was spent, what the next step may cost. */
-export const budgetMessage = (o: BudgetOver): string =>
-  `The ${PERIOD_WORD[o.budget]} budget of ${o.principal} is ${o.limit} ${o.currency}: ${o.used} spent, and the next model step may cost up to ${o.estimate}.`;
+export const budgetMessage = (o: Omit<BudgetOver, 'period' | 'hard'>): string =>
+  `${o.principal}'s ${PERIOD_WORD[o.budget]} budget is ${money(o.limit, o.currency)}: ${money(o.used, o.currency)} spent so far, and the next model step may cost up to ${money(o.estimate, o.currency)}.`;
+
+/**
+ * The one sentence every face asks a budget question with (MCP's form, A2A's status, AG-UI's interrupt, the console's
+ * `toolApprovalRequested.message`): its stored `message`, then the ask.
+ */
+export const budgetAsk = (q: Pick<Question, 'message'>): string =>
+  `${q.message ?? 'The next model step would pass a budget.'} Let it run?`;
 
 /** The question (id `bu_<uuid>`) that asks whether the step may pass `over`. */
 export function budgetQuestion(

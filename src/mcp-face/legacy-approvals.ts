@@ -97,7 +97,11 @@ export function createLegacyApprovals(deps: Pick<ServerFaceDeps, 'bus' | 'log' |
         return 'refused';
       for (const { m, to } of opened) {
         const { sessionId, callId, kind = 'approval' } = to!;
-        await applyAnswer(deps, sessionId, callId, answerOf({ kind }, m.result), caller.admin);
+        const refused = await applyAnswer(deps, sessionId, callId, answerOf({ kind }, m.result), caller.admin).then(
+          () => false,
+          () => true, // a budget question this caller may not answer
+        );
+        if (refused) return 'refused';
       }
       return 'applied';
     },

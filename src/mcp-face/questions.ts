@@ -5,14 +5,23 @@
  * answer back as given (an error or no answer cancels). Not asked here: a URL to open (a form cannot carry
  * it) and a call of an AG-UI client's tool; they wait for another face or their timeout.
  */
+import { budgetAsk } from '../conversation/budget-question.ts';
 import { approvalRecordOf, type AnswerInput, type Question } from '../conversation/questions.ts';
+import { isAppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
 import type { FormQuestion, ServerFaceDeps, ServerOptions } from './face-types.ts';
 
+/** What an approval asks: a budget question in its one sentence, a call by its tool, server and arguments. */
+function approvalMessage(q: Question): string {
+  if (q.kind === 'budget') return budgetAsk(q);
+  const call = approvalRecordOf(q);
+  return `Allow the agent to call "${call.toolName}" on "${call.serverId}"${call.args === undefined ? '' : ` with ${JSON.stringify(call.args)}`}?`;
+}
+
 /** The approve/deny form: `{ decision: "approve" | "deny", reason? }`. */
-function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
+function approvalQuestion(q: Question) {
   return {
-    message: `Allow the agent to call "${call.toolName}" on "${call.serverId}"${call.args === undefined ? '' : ` with ${JSON.stringify(call.args)}`}?`,
+    message: approvalMessage(q),
     requestedSchema: {
       type: 'object' as const,
       properties: {
@@ -37,7 +46,7 @@ function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: s
 /** The form that asks `q` of an MCP client; `undefined` for what a form cannot ask (a URL to open, a client tool call). */
 export function formOf(q: Question): FormQuestion | undefined {
   if (q.kind === 'clientTool') return undefined;
-  if (q.kind !== 'elicitation') return approvalQuestion(approvalRecordOf(q));
+  if (q.kind !== 'elicitation') return approvalQuestion(q);
   if (q.mode === 'url') return undefined;
   // The server's schema passed the SDK's check of a form's schema when the server asked it.
   return {
@@ -59,7 +68,8 @@ export const isAdmin = ({ persistent = false, admin = persistent }: ServerOption
 
 /**
  * Answers question `id` as `by: "mcp-elicitation"`, `admin` when the caller has the admin scope (a budget question
- * needs it by default); one answered elsewhere first keeps that answer (logged).
+ * needs it by default); one answered elsewhere first keeps that answer (logged). A caller who may not answer it
+ * (FORBIDDEN) is told: the refusal rejects, so the call it came with ends with it at once.
  */
 export function applyAnswer(
   deps: Pick<ServerFaceDeps, 'bus' | 'log'>,
@@ -70,7 +80,8 @@ export function applyAnswer(
 ): Promise<unknown> {
   return deps.bus
     .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation', admin })
-    .catch((err: unknown) =>
-      deps.log.debug({ err, id }, 'answer through elicitation not applied (answered elsewhere first)'),
-    );
+    .catch((err: unknown) => {
+      if (isAppError(err) && err.code === 'FORBIDDEN') throw err;
+      deps.log.debug({ err, id }, 'answer through elicitation not applied (answered elsewhere first)');
+    });
 }

@@ -9,8 +9,11 @@
  * Schedules already kept are checked again whenever the scheduler loads them (suspension.ts): those past a cap are
  * suspended, not armed.
  * The scheduler also fires a capped schedule's ticks no closer than `minIntervalMs` (a cron expression whose rare ticks
- * come closer than its sample showed, a limit raised after it was made): `fireGap`.
+ * come closer than its sample showed, a limit raised after it was made): `fireGap`. A fire refused at a cap (its
+ * session past the holder's `sessionsPerPrincipal`, every tick while it lasts) is logged at most once per
+ * REFUSAL_LOG_MS per schedule: `refusalLog`.
  */
+import type { Clock } from '../clock.ts';
 import type { LimitsConfig, ScheduleConfig } from '../config/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { StoredSchedule } from './store-types.ts';
@@ -87,3 +90,21 @@ export const fireGap = (schedule: StoredSchedule, limits: ScheduleLimits | undef
 /** The count `ScheduleStore.create` holds a new schedule's holder to (none: not capped). */
 export const capOf = (schedule: StoredSchedule, limits: ScheduleLimits | undefined): number | undefined =>
   schedule.quotaHolder !== undefined && limits ? limits.perPrincipal : undefined;
+
+/** A schedule's refused fires are logged at most once in this long. */
+export const REFUSAL_LOG_MS = 60_000;
+/** Schedules remembered before those logged longer than REFUSAL_LOG_MS ago are forgotten. */
+const REMEMBERED = 1000;
+
+/** Whether a refused fire of schedule `key` is logged now: the first, then none until REFUSAL_LOG_MS passed. */
+export function refusalLog(clock: Pick<Clock, 'now'>): (key: string) => boolean {
+  const logged = new Map<string, number>();
+  return (key) => {
+    const now = clock.now();
+    const last = logged.get(key);
+    if (last !== undefined && now - last < REFUSAL_LOG_MS) return false;
+    if (logged.size >= REMEMBERED) for (const [k, at] of logged) if (now - at >= REFUSAL_LOG_MS) logged.delete(k);
+    logged.set(key, now);
+    return true;
+  };
+}

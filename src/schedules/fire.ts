@@ -16,7 +16,7 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionQuota } from '../session-id.ts';
-import type { ScheduleLimits } from './caps.ts';
+import { refusalLog, type ScheduleLimits } from './caps.ts';
 import { fireEndsReaction, recordEnd, type EndDeps } from './fire-ends.ts';
 import type { TurnEnd } from './fire-state.ts';
 import { LOOK_BACK, previousRunUnfinished, type TurnReader } from './overlap.ts';
@@ -80,9 +80,10 @@ export function createFiring(deps: FiringDeps) {
 
   const quotaOf = ({ quotaHolder }: StoredSchedule): SessionQuota | undefined =>
     quotaHolder !== undefined && limits ? { holder: quotaHolder, limit: limits.sessionsPerPrincipal } : undefined;
+  const logsRefusal = refusalLog(clock);
   /** Sends one claimed or queued fire; resolves whether it was sent. */
   const send = (schedule: StoredSchedule, plannedAt: number) =>
-    sendFire({ bus: deps.bus, store, clock, log, metrics }, schedule, plannedAt, quotaOf(schedule));
+    sendFire({ bus: deps.bus, store, clock, log, metrics, logsRefusal }, schedule, plannedAt, quotaOf(schedule));
 
   /** The schedule's runs waiting in its queue, oldest first. */
   const queued = async (key: string) =>

@@ -3,7 +3,7 @@
  * then the fire recorded `sent` with its session and turn (its end is the schedules' reaction's: fire-ends.ts; either
  * may land first, fire-state.ts), or `failed` with the reason
  * (an AppError's code first: `RATE_LIMIT_EXCEEDED: ...` when the session would take the schedule's holder past
- * `sessionsPerPrincipal`, `quota`) and logged. Resolves whether it was sent. A fire
+ * `sessionsPerPrincipal`, `quota`) and logged (such a refusal: one line, no stack, as often as `logsRefusal` lets). Resolves whether it was sent. A fire
  * claimed by an earlier start that never recorded it sent is sent again with the same turn id: if its message was
  * stored just before that start died, the session answers `duplicate` and runs nothing.
  */
@@ -25,6 +25,8 @@ export interface SendDeps {
   clock: Clock;
   log: Logger;
   metrics: ScheduleMetrics | undefined;
+  /** Whether a refused fire of the schedule is logged now (caps.ts `refusalLog`); none: every one. */
+  logsRefusal?: (key: string) => boolean;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -59,7 +61,11 @@ export async function sendFire(
     return true;
   } catch (e) {
     metrics?.failures.inc();
-    log.warn({ err: e, schedule: id, plannedAt: base.plannedAt, session }, 'schedule fire failed');
+    const at = { schedule: id, plannedAt: base.plannedAt, session };
+    // A refusal (a cap, a quota) is one line with its code, at most once a minute per schedule; anything else, its stack.
+    if (!isAppError(e)) log.warn({ err: e, ...at }, 'schedule fire failed');
+    else if (deps.logsRefusal?.(id) ?? true)
+      log.warn({ ...at, code: e.code, error: e.message }, 'schedule fire failed');
     await record({ type: 'sendFailed', session, reason: reasonOf(e) });
     return false;
   }

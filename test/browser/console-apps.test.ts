@@ -116,6 +116,28 @@ describe.skipIf(!chromiumPath)('console: MCP Apps in Chromium', () => {
     expect(await page.locator('.tool .app-frame').count()).toBe(1);
   });
 
+  it('shows the note agentd kept beside the result of a tool whose app is missing or not an app (the result intact)', async () => {
+    const { page } = t.browser;
+    await converse(
+      page,
+      'Notes please [[tool:show_missing {"series":"m"}]] [[tool:show_text {"series":"t"}]]',
+      'noted',
+    );
+    const entry = (tool: string) => page.locator('.tool', { hasText: tool });
+    await expect
+      .poll(() => entry('show_missing').locator('.result').textContent(), PATIENT)
+      .toContain('show_missing: m');
+    expect(await entry('show_missing').locator('.app-note').textContent()).toMatch(
+      /^No app shown: its resource ui:\/\/fixture\/missing\.html could not be read/,
+    );
+    expect(await entry('show_text').locator('.result').textContent()).toContain('show_text: t');
+    expect(await entry('show_text').locator('.app-note').textContent()).toBe(
+      'No app shown: its resource is text/plain, not text/html;profile=mcp-app',
+    );
+    expect(await entry('show_text').locator('.app-note').isVisible()).toBe(true);
+    expect(await entry('show_text').locator('.app-frame').count()).toBe(0);
+  });
+
   it("answers a tools/call the app-calls route refuses with a JSON-RPC error carrying the route's message", async () => {
     const app = appOf(t.browser.page);
     await app.getByRole('button', { name: 'Call unknown' }).click();

@@ -44,7 +44,7 @@ describe.skipIf(!chromiumPath)('console spend and budget questions in Chromium',
     const question = page.locator('#transcript li.budget');
     await question.waitFor({ timeout: PATIENT.timeout });
     expect(await question.locator('.budget-message').textContent()).toMatch(
-      /^alice's daily budget is \$0\.01: \$0\.012 spent so far, and the next model step may cost up to \$0\.\d+\.$/,
+      /^alice's daily budget is \$0\.01: \$0\.012 spent so far, and the next model step may cost up to \$0\.\d+\. Let it run\?$/,
     );
     expect(await question.textContent()).toContain('It resets');
     const limit = question.getByLabel('New daily limit (USD)');

@@ -299,6 +299,43 @@ describe('v1.0', () => {
     expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it('SubscribeToTask opens with the task as it stands (input-required, as GetTask says), then only what changes after', async () => {
+    const client = await v1Client(app);
+    const asked = await send(client, [text('[[tool:echo {"message":"stands"}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const subscription = client.resubscribeTask({ id: asked.id } as any);
+    const first = (await subscription.next()).value as any;
+    expect(first.payload.$case).toBe('task');
+    expect(first.payload.value.status).toMatchObject({
+      state: TaskState.TASK_STATE_INPUT_REQUIRED,
+      timestamp: asked.status.timestamp,
+    });
+    const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const rest: any[] = [];
+    for await (const e of subscription) rest.push(e);
+    const states = rest.flatMap((e) => (e.payload.$case === 'statusUpdate' ? [e.payload.value.status.state] : []));
+    expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+    expect(foldArtifact(replyOf(first.payload.value), rest)).toBe(replyOf(done));
+  });
+
+  it('SendStreamingMessage that answers an input-required task opens with the task working, never the INPUT_REQUIRED it answered', async () => {
+    const client = await v1Client(app);
+    const asked = await send(client, [text('[[tool:echo {"message":"answered"}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const events: any[] = [];
+    const stream = client.sendMessageStream({
+      message: userMessage([data({ approve: true })], { taskId: asked.id, contextId: asked.contextId }),
+    } as any);
+    for await (const e of stream) events.push(e);
+    const stateOf = (e: any) => e.payload.value.status?.state;
+    expect(events[0].payload.$case).toBe('task');
+    expect(stateOf(events[0])).not.toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(events.map(stateOf)).not.toContain(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(foldArtifact(replyOf(events[0].payload.value), events)).toContain('Echo: answered');
+  });
+
   it('counts agent-to-agent hops like /mcp: a message past server.mcp.maxHops is refused', async () => {
     const over = send(await v1Client(app), [text('[[reply:too far]]')], { metadata: { 'agentd/hops': 4 } });
     await expect(over).rejects.toThrow(/passed through 4 agents/);

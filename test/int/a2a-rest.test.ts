@@ -135,6 +135,35 @@ describe('v1.0 over HTTP+JSON', () => {
     expect(replyOf(done)).toContain('Echo: via rest');
   });
 
+  it('SubscribeToTask opens with the task as it stands (input-required), then only what changes after', async () => {
+    const client = await restClient();
+    const asked = await send(client, [text('[[tool:echo {"message":"rest stands"}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const subscription = client.resubscribeTask({ id: asked.id } as any);
+    const first = (await subscription.next()).value as any;
+    expect(first.payload.$case).toBe('task');
+    expect(first.payload.value.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
+    const rest: any[] = [];
+    for await (const e of subscription) rest.push(e);
+    const states = rest.flatMap((e) => (e.payload.$case === 'statusUpdate' ? [e.payload.value.status.state] : []));
+    expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+  });
+
+  it('SendStreamingMessage that answers an input-required task never opens with the INPUT_REQUIRED it answered', async () => {
+    const client = await restClient();
+    const asked = await send(client, [text('[[tool:echo {"message":"rest answered"}]]')]);
+    const events: any[] = [];
+    const stream = client.sendMessageStream({
+      message: userMessage([data({ approve: true })], { taskId: asked.id, contextId: asked.contextId }),
+    } as any);
+    for await (const e of stream) events.push(e);
+    const states = events.map((e) => e.payload.value.status?.state);
+    expect(events[0].payload.$case).toBe('task');
+    expect(states).not.toContain(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it("another principal's task is not found (404, TaskNotFound)", async () => {
     const task = await send(await restClient(), [text('[[reply:private]]')]);
     const bob = await restClient(BOB);

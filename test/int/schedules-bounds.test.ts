@@ -61,6 +61,12 @@ describe('schedules bounded per principal', () => {
     ]);
     expect(tooOften.body).toMatchObject({ success: false, timestamp: expect.any(String) });
     expect(tooOften.body.error.message).toContain('server.limits.schedules.minIntervalMs');
+    // A jitter past an hour: a timer's overflow fired 1e12 at once, and 3e9 left its tick claimed, never sent.
+    for (const jitterMs of [1e12, 3e9]) {
+      const jittery = await make(ALICE, { id: 'jitter', jitterMs });
+      expect(refusal(jittery)).toEqual([400, 'INVALID_REQUEST', expect.objectContaining({ field: 'jitterMs' })]);
+      expect(jittery.body.error.message).toContain('jitterMs: must be at most 3600000');
+    }
     const tooLong = await make(ALICE, { id: 'long', message: 'é'.repeat(33) }); // 66 bytes
     expect(refusal(tooLong)).toEqual([
       400,
@@ -139,11 +145,15 @@ describe('schedules bounded per principal', () => {
     const sessions = (await call(app, ALICE, 'GET', '/api/sessions')).body.sessions as { sessionId: string }[];
     expect(sessions).toHaveLength(3); // own-1, own-2 and one run's: never more
     expect((await call(app, ALICE, 'POST', '/api/message', { message: 'x', sessionId: 'own-3' })).status).toBe(429);
-    const logged = lines.map((l) => JSON.parse(l) as { msg: string; schedule?: string; err?: { message: string } });
-    expect(logged.find((l) => l.msg === 'schedule fire failed')).toMatchObject({
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; schedule?: string; err?: unknown });
+    const failed = logged.filter((l) => l.msg === 'schedule fire failed');
+    expect(failed[0]).toMatchObject({
       schedule: 'alice/per-tick',
-      err: { message: expect.stringContaining('At most 3 sessions') },
+      code: 'RATE_LIMIT_EXCEEDED',
+      error: expect.stringContaining('At most 3 sessions'),
     });
+    expect(failed[0]).not.toHaveProperty('err'); // one line, no stack
+    expect(failed).toHaveLength(1); // once a minute at most, however many ticks were refused
   });
 
   it('overlap queue holds at most queuedRuns while a run waits; deleting the schedule drops them, none reaches the session', async () => {

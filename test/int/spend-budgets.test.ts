@@ -43,6 +43,12 @@ const agentFile = (storage: Record<string, unknown>) => ({
 
 const env = useSimulatorAndFolder('agentd-budgets-');
 
+/** The one sentence every face asks a budget question with (a limit of $0.01 a day, as `budgets.default` sets). */
+const asksAbout = (principal: string) =>
+  new RegExp(
+    `^${principal}'s daily budget is \\$0\\.01: \\$[\\d.]+ spent so far, and the next model step may cost up to \\$[\\d.]+\\. Let it run\\?`,
+  );
+
 const call = async (app: RunningApp, key: string, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${app.url}${path}`, {
     method,
@@ -72,6 +78,7 @@ describe('budgets', () => {
       };
       const first = await asked('three');
       expect(first.serverId).toBe('agentd');
+      expect(first.message).toMatch(asksAbout('alice'));
       expect(first.args).toMatchObject({
         principal: 'alice',
         budget: 'day',
@@ -149,6 +156,10 @@ describe('budgets', () => {
       expect((await send(client, [text('spend [[cost:0.02]]')])).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       const asked = await send(client, [text('more [[reply:went on]]')]);
       expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const said = asked.status.message.parts.map((p: any) => p.content?.value ?? '').join('');
+      expect(said).toMatch(asksAbout('ops'));
+      expect(said).toContain('Answer with a data part { "approve": true | false');
+      expect(said).not.toContain('agentd/budget');
       const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(replyOf(done)).toBe('went on');
@@ -181,12 +192,51 @@ describe('budgets', () => {
       await chat('spend [[cost:0.02]]');
       const result = (await chat('more [[reply:went on]]')) as { content: { text: string }[] };
       expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatch(asksAbout('ops'));
+      expect(asked[0]).not.toContain('agentd/budget');
       expect(result.content[0]?.text).toContain('went on');
     } finally {
       await client.close();
       await env.apps.stop(app);
     }
   });
+
+  it("a non-admin's budget answer over /mcp is refused at once: the call ends with the refusal, not after budgets.timeoutMs", async () => {
+    const file = agentFile({ type: 'jsonl', dir: join(env.dir, 'mcp-alice') });
+    const app = await env.apps.start(
+      { ...file, budgets: { ...budgets, timeoutMs: 60_000 } },
+      { modelUrl: env.sim.url },
+    );
+    const client = new Client(
+      { name: 'budget-desktop', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { decision: 'approve' } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${ALICE}` } },
+      }),
+    );
+    try {
+      const chat = (message: string) =>
+        client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'mcp-alice' } });
+      await chat('spend [[cost:0.02]]');
+      const started = Date.now();
+      const result = (await chat('more [[reply:went on]]')) as { isError?: boolean; content: { text: string }[] };
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatch(asksAbout('alice'));
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toContain('Only an admin may answer a budget question');
+      expect(Date.now() - started).toBeLessThan(30_000); // not budgets.timeoutMs
+    } finally {
+      await client.close();
+      await env.apps.stop(app);
+    }
+  }, 90_000);
 
   it("an admin answers a budget question over AG-UI by resuming its interrupt (the face passes the caller's admin scope)", async () => {
     const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'ag-ui') }), {
@@ -199,7 +249,7 @@ describe('budgets', () => {
       c.say('more [[reply:went on]]');
       await c.agent.runAgent();
       const [interrupt] = c.agent.pendingInterrupts;
-      expect(interrupt).toMatchObject({ reason: 'budget' });
+      expect(interrupt).toMatchObject({ reason: 'budget', message: expect.stringMatching(asksAbout('ops')) });
       const from = c.events.length;
       await c.agent.runAgent({
         resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],

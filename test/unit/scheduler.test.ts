@@ -419,6 +419,35 @@ describe('scheduler', () => {
     });
   });
 
+  it('logs a fire refused at the sessions cap as one line without a stack, at most once a minute per schedule', async () => {
+    const limits = { schedules: LIMITS, sessionsPerPrincipal: 3 };
+    const lines: string[] = [];
+    const warnLog = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const agent: Agent = { sent: [], log: [] };
+    agent.refuse = () => new AppError('RATE_LIMIT_EXCEEDED', 'At most 3 sessions per principal', { limit: 3 });
+    const h = harness(undefined, agent, { limits, log: warnLog });
+    const capped = (id: string) => ({
+      ...schedule({ id, everyMs: 1000, session: 'run-{{firedAt}}' }),
+      quotaHolder: 'alice',
+    });
+    await h.scheduler.start([capped('a'), capped('b')], false);
+    const refusals = () =>
+      lines
+        .map((l) => JSON.parse(l) as { level: number; msg: string; schedule: string; err?: unknown; code?: string })
+        .filter((l) => l.level === 40 && l.msg === 'schedule fire failed');
+    for (let t = 1000; t <= 59_000; t += 1000) {
+      h.clock.t = T0 + t;
+      await h.scheduler.tick();
+    }
+    expect((await h.store.runs('a', 100)).filter((r) => r.status === 'failed').length).toBeGreaterThan(50);
+    expect(refusals().map((l) => l.schedule)).toEqual(['a', 'b']);
+    expect(refusals()[0]).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', error: 'At most 3 sessions per principal' });
+    expect(refusals()[0]).not.toHaveProperty('err'); // no stack
+    h.clock.t = T0 + 61_000; // a minute after the first
+    await h.scheduler.tick();
+    expect(refusals().map((l) => l.schedule)).toEqual(['a', 'b', 'a', 'b']);
+  });
+
   it('suspends the kept schedules past the caps as they are now: one warning, nothing fired; a delete frees room', async () => {
     const limits = { schedules: { ...LIMITS, perPrincipal: 2, maxMessageBytes: 32 }, sessionsPerPrincipal: 100 };
     const lines: string[] = [];

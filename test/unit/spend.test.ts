@@ -182,7 +182,13 @@ describe('a budget question on every face', () => {
 
   it('is an AG-UI interrupt of reason budget and an MCP approve/deny form', () => {
     expect(interruptOf(q)).toMatchObject({ reason: 'budget', metadata: { budget: { principal: 'alice' } } });
-    expect(interruptOf(q).message).toContain('daily budget of alice is 1 USD');
+    // One sentence on every face: the interrupt's, the form's and the frame's.
+    const sentence = "alice's daily budget is $1.00: $0.99 spent so far, and the next model step may cost up to";
+    expect(interruptOf(q).message).toContain(sentence);
+    expect(formOf(q)?.message).toBe(interruptOf(q).message);
+    expect(askedFrame('s1', 7, askedEvent(q) as SessionEventOf<'questionAsked'>).data).toMatchObject({
+      message: interruptOf(q).message,
+    });
     expect(formOf(q)?.requestedSchema.properties).toHaveProperty('decision');
   });
 

@@ -1,8 +1,8 @@
 // @ts-check
 // A budget question in the transcript (docs/budgets.md): a model step that would pass a principal's budget, asked as
 // an approval of the tool `agentd/budget` on the server `agentd` (its args: principal, budget, limit, used, estimate,
-// currency, resetTime). Shown in words — whose budget, which, what was spent of its limit, what the next step may
-// cost, when it resets — with Approve, "Approve and raise to" a new limit for the period (the approval frame's
+// currency, resetTime). Shown in agentd's words (the frame's `message`, the sentence every face asks it with) and
+// when it resets, with Approve, "Approve and raise to" a new limit for the period (the approval frame's
 // `raiseTo`) and Deny; once answered, who answered and the raise.
 import { el } from './dom.js';
 import { money } from './spend.js';
@@ -47,12 +47,8 @@ export function budgetEntry(item, answer) {
   /** @param {number} n */
   const m = (n) => money(n, a.currency);
   const li = el('li', { className: 'tool budget' }, el('strong', { textContent: 'Budget question' }));
-  li.append(
-    el('p', {
-      className: 'budget-message',
-      textContent: `${a.principal}'s ${PERIOD[a.budget]} budget is ${m(a.limit)}: ${m(a.used)} spent so far, and the next model step may cost up to ${m(a.estimate)}.`,
-    }),
-  );
+  // The sentence agentd asks it with on every face (the frame's `message`).
+  li.append(el('p', { className: 'budget-message', textContent: item.approval?.message ?? '' }));
   if (a.resetTime !== undefined)
     li.append(
       el(
@@ -91,7 +87,7 @@ export function budgetEntry(item, answer) {
       e.preventDefault();
       answer(item.callId, 'approve', Number(limit.value));
     });
-    box.append(el('span', { textContent: 'Let this step pass? ' }), button('Approve', 'approve'), raise);
+    box.append(button('Approve', 'approve'), raise);
     box.append(button('Deny', 'deny'));
   }
   li.append(box);

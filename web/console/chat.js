@@ -97,7 +97,7 @@ function toolEntry(item, { answer, elicit, app }) {
     if (showsApp(marker)) {
       const { callId, toolName, args } = item;
       li.append(appBox({ callId, toolName, args, success: outcome.success, result: outcome.result, app: marker }, app));
-    }
+    } else if (marker) li.append(el('p', { className: 'app-note', textContent: marker.note }));
   }
   return li;
 }

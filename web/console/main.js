@@ -228,6 +228,7 @@ function start() {
         /** @type {HTMLButtonElement} */ ($('compact')).disabled = link !== 'open';
         if (link === 'open') {
           connected = true;
+          composer.flush();
           refreshStatus();
           loadServers().catch(needKey);
           loadSessions().catch(needKey);
@@ -243,7 +244,7 @@ function start() {
   }, needKey);
 }
 
-bindComposer(
+const composer = bindComposer(
   {
     form: $('composer'),
     message: $('message'),

@@ -194,7 +194,11 @@ export function foldSession(view, frame) {
       items = put(items, {
         ...call,
         args: call.args ?? d.args,
-        approval: { expiresAt: d.expiresAt, ...(call.approval?.verdict && { verdict: call.approval.verdict }) },
+        approval: {
+          expiresAt: d.expiresAt,
+          ...(d.message !== undefined && { message: d.message }),
+          ...(call.approval?.verdict && { verdict: call.approval.verdict }),
+        },
       });
       break;
     }

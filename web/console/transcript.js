@@ -51,7 +51,7 @@ import { foldSession } from './session-fold.js';
  * @typedef {{ kind: 'assistant', key: string, order: number, turnId: string, text: string, done: boolean }} AssistantItem
  * @typedef {{ by: string, principal?: string }} Answerer  what answered a question (`rest`, `websocket`, `timeout`, ...) and, signed in, who
  * @typedef {Answerer & { decision: 'approve' | 'deny', reason?: string, raiseTo?: number }} Verdict  (`raiseTo`: a budget question's raise)
- * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
+ * @typedef {{ expiresAt: string, message?: string, verdict?: Verdict }} Approval  (`message`: a budget question in words)
  * @typedef {import('../../src/conversation/tool-app.ts').AppMarker} AppMarker
  * @typedef {{ success: boolean, result: unknown, durationMs: number, app?: AppMarker }} ToolOutcome  (`app`: the MCP App its tool names, app-view.js)
  * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: Answerer & { action: string } }} Elicitation
