@@ -85,7 +85,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const memory = memoryOf(config, {
     log,
     clock,
-    redis: cluster?.redis,
     records: recordStore,
     embedder: embedderOf(config, env),
   });
@@ -141,7 +140,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     follower: () => follower,
     records: recordStore,
-    redis: cluster?.redis,
     clock,
     log,
     metrics: metrics.schedules,

@@ -12,28 +12,27 @@ import { resolveProvider } from '../llm/providers.ts';
 import { proxiedFetch } from '../egress/proxy.ts';
 
 export function memoryOf(
-  config: Pick<AgentConfig, 'memory' | 'storage'>,
+  config: Pick<AgentConfig, 'memory'>,
   deps: {
     log: Logger;
     clock: Clock;
-    redis: Parameters<typeof memoryStoresOf>[2];
     /** The record store on the sessions' medium: each owner's log, its small kept state and its item records. */
-    records: Parameters<typeof memoryStoresOf>[3];
+    records: Parameters<typeof memoryStoresOf>[0];
     /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
     embedder?: MemoryEmbedder | undefined;
   },
 ): MemoryService | undefined {
   if (!config.memory) return undefined;
   const log = deps.log.child({ component: 'memory' });
+  // Item (and audit record) ids are unique across instances sharing a Redis, and across restarts.
+  const ids = () => randomUUID();
   return createMemoryService({
-    // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
-    ...memoryStoresOf(config.storage, log, deps.redis, deps.records),
+    ...memoryStoresOf(deps.records, { log, ids }),
     log,
     embedder: deps.embedder,
     config: config.memory,
     clock: deps.clock,
-    // Item ids are unique across instances sharing a Redis, and across restarts.
-    ids: () => randomUUID(),
+    ids,
   });
 }
 

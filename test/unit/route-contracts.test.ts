@@ -6,7 +6,7 @@
  */
 import { pino } from 'pino';
 import { createScheduler } from '../../src/schedules/index.ts';
-import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { memoryScheduleStore } from './schedule-store-contract.ts';
 import { createMemoryService, memoryStoresOf } from '../../src/memory/index.ts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -159,7 +159,7 @@ const waiter = {
 } as unknown as TurnWaiter;
 
 /** A scheduler on a memory store (never started): the POST makes the schedule the other schedule routes read. */
-const scheduleStore = createMemoryScheduleStore();
+const scheduleStore = memoryScheduleStore();
 const clock = { now: () => Date.parse(at) };
 const schedules = createScheduler({
   store: scheduleStore,
@@ -171,7 +171,7 @@ const schedules = createScheduler({
 const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' }, memory: {} });
 /** Memory in memory: the POST saves the item (`item-1`) the DELETE of one item forgets. */
 const memory = createMemoryService({
-  ...memoryStoresOf(config.storage, pino({ level: 'silent' }), undefined, createMemoryRecordStore()),
+  ...memoryStoresOf(createMemoryRecordStore(), { log: pino({ level: 'silent' }), ids: () => 'audit-1' }),
   config: config.memory!,
   clock: { now: () => Date.parse(at) },
   ids: () => 'item-1',

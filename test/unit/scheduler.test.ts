@@ -8,7 +8,7 @@ import type { AppCommands, AppEvents } from '../../src/app/types.ts';
 import { scheduleSchema } from '../../src/config/index.ts';
 import { AppError } from '../../src/errors/index.ts';
 import type { SessionQuota } from '../../src/session-id.ts';
-import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { memoryScheduleStore } from './schedule-store-contract.ts';
 import { createScheduler, type SchedulerOptions } from '../../src/schedules/scheduler.ts';
 import { fireTurnId } from '../../src/schedules/overlap.ts';
 import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
@@ -44,7 +44,7 @@ const noTurns = { steps: () => Promise.resolve([]) };
  * and emits it; `quiet` only stores it (it ended while no scheduler listened).
  */
 function harness(
-  store: ScheduleStore = createMemoryScheduleStore(),
+  store: ScheduleStore = memoryScheduleStore(),
   agent: Agent = { sent: [], log: [] },
   extra: Partial<SchedulerOptions> = {},
 ) {
@@ -210,7 +210,7 @@ describe('scheduler', () => {
 
   it('after downtime, catchUp none skips the missed ticks and last fires the latest once; a restart never fires a tick twice', async () => {
     for (const catchUp of ['none', 'last'] as const) {
-      const store = createMemoryScheduleStore();
+      const store = memoryScheduleStore();
       const first = harness(store);
       const s = schedule({ everyMs: 1000, catchUp });
       await first.scheduler.start([s], false);
@@ -235,7 +235,7 @@ describe('scheduler', () => {
   });
 
   it('a fire recorded but never sent is sent once on the next start', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryScheduleStore();
     const s = schedule({ everyMs: 1000 });
     await store.saveSchedule(s);
     await store.claim('s1', T0 - 1000);
@@ -249,7 +249,7 @@ describe('scheduler', () => {
   });
 
   it('a fire whose message was stored before its start died is recorded sent on the next start, not sent again', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryScheduleStore();
     const s = schedule({ everyMs: 1000 });
     await store.saveSchedule(s);
     await store.claim('s1', T0 - 1000);
@@ -288,7 +288,7 @@ describe('scheduler', () => {
   });
 
   it('records a run left sent by an earlier start ended: off its log at start, or when its turn ends later', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryScheduleStore();
     const first = harness(store);
     const s = schedule({ everyMs: 1000, overlap: 'queue' });
     await first.scheduler.start([s], false);
@@ -308,7 +308,7 @@ describe('scheduler', () => {
   });
 
   it("overlap skip finds the previous run's end in its log when no one heard it, and fires", async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryScheduleStore();
     const first = harness(store);
     const s = schedule({ everyMs: 1000 });
     await first.scheduler.start([s], false);
@@ -326,7 +326,7 @@ describe('scheduler', () => {
   });
 
   it('waits a random part of jitterMs after the tick before sending', async () => {
-    const store = createMemoryScheduleStore();
+    const store = memoryScheduleStore();
     const agent: Agent = { sent: [], log: [] };
     const clock = { t: T0, now: () => clock.t };
     const bus = createBus<AppCommands, AppEvents>({ log });
@@ -374,7 +374,7 @@ describe('scheduler', () => {
       expect(vi.getTimerCount()).toBe(0); // ...and sets no timer again
       await h.scheduler.stop();
       const shared = createScheduler({
-        store: createMemoryScheduleStore(),
+        store: memoryScheduleStore(),
         bus: createBus<AppCommands, AppEvents>({ log }),
         turns: noTurns,
         clock: h.clock,
