@@ -128,7 +128,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       fenceOf: cluster.fenceOf,
     }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
-    ...(memory && { memory }),
+    ...(memory && { memory: memory.port }),
     ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
@@ -196,7 +196,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const mcpFace = createHttpFace(serverFace);
   // The features, one mount each (src/http/feature-mount.ts): their routes in this order, and their lifecycle.
-  const features = [schedules.mount, memoryMount({ clock, memory }), ...mounts];
+  const features = [schedules.mount, memoryMount({ clock, memory: memory?.service }), ...mounts];
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),

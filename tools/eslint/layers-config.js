@@ -19,7 +19,6 @@ const LEAVES = [
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
 const SESSION_USES = [
   'config',
-  'memory',
   'bus',
   'llm',
   'store',
