@@ -88,8 +88,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     records: recordStore,
     embedder: embedderOf(config, env),
   });
-  // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
-  const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
+  // OAuth registrations and tokens of tool servers, and the faces' keys, live on the record store.
+  const secrets = createSecretStore(recordStore, log.child({ component: 'secrets' }));
   const callback = oauthCallback();
   const mcp = createMcpService({
     config,
@@ -248,7 +248,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
       await identify();
-      await secrets.open();
       await cluster?.open();
       for (const feature of features) await feature.open?.();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
@@ -284,11 +283,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the turn waiter', () => waiter.close()],
           ['the sessions', () => agent.stop()],
           ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),
-          ['the record store', () => recordStore.close()], // after the sessions: their checkpoints
           ['the tool servers', () => mcp.stop()],
+          ['the record store', () => recordStore.close()], // after the sessions (their checkpoints) and tool servers (their tokens)
           ['the cluster', () => cluster?.close()],
           ['the store', () => store.close()],
-          ['the secret store', () => secrets.close()],
           ['observability', () => observability.shutdown()],
         ],
         log,
