@@ -134,7 +134,7 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
 
 function decideAppCall({ request, correlationId }: Extract<SessionCommand, { type: 'appCall' }>, state: SessionState) {
   const { turnId, appCallId, callId, args } = request;
-  const serverId = state.apps.get(appCallId);
+  const serverId = state.apps?.get(appCallId);
   if (serverId === undefined)
     throw new AppError('APP_NOT_FOUND', `No app is kept with call "${appCallId}" of this session`, {
       callId: appCallId,

@@ -54,8 +54,8 @@ export interface SessionState {
   readonly remoteTasks: RemoteTasks;
   /** The ids of the last RECENT_TURNS turns folded in, oldest first. */
   readonly recentTurns: string[];
-  /** The apps kept with tool calls: the call's id → its server's id. */
-  readonly apps: Map<string, string>;
+  /** The apps kept with tool calls: the call's id → its server's id (made with the first: most sessions keep none). */
+  apps: Map<string, string> | undefined;
 }
 
 /** How many turn ids a session remembers (a retry of a turn within them is found without the store). */
@@ -76,7 +76,7 @@ export function initialState(sessionId: string): SessionState {
     closed: new Map(),
     remoteTasks: new Map(),
     recentTurns: [],
-    apps: new Map(),
+    apps: undefined,
   };
 }
 
@@ -91,9 +91,9 @@ export function evolve(state: SessionState, { seq, event: e }: Stored): SessionS
   state.openTurn = evolveOpenTurn(state.openTurn, e);
   evolveQuestions(state, e);
   evolveRemoteTasks(state.remoteTasks, e);
-  if (e.type === 'toolResult') evolveApps(state.apps, e);
+  if (e.type === 'toolResult') evolveApps(state, e);
   else if (e.type === 'contextCompacted' && e.apps)
-    for (const [callId, serverId] of Object.entries(e.apps)) state.apps.set(callId, serverId);
+    for (const [callId, serverId] of Object.entries(e.apps)) (state.apps ??= new Map()).set(callId, serverId);
   if ((e.type === 'messageQueued' || e.type === 'userMessage') && !state.recentTurns.includes(e.turnId)) {
     state.recentTurns.push(e.turnId);
     if (state.recentTurns.length > RECENT_TURNS) state.recentTurns.shift();
@@ -141,9 +141,9 @@ function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): vo
   }
 }
 
-function evolveApps(apps: Map<string, string>, e: SessionEventOf<'toolResult'>): void {
-  if (e.app && !('note' in e.app)) apps.set(e.callId, e.serverId);
-  else if (apps.size > 0) apps.delete(e.callId);
+function evolveApps(state: SessionState, e: SessionEventOf<'toolResult'>): void {
+  if (e.app && !('note' in e.app)) (state.apps ??= new Map()).set(e.callId, e.serverId);
+  else state.apps?.delete(e.callId);
 }
 
 function evolveQuestions(state: SessionState, e: SessionEvent): void {
