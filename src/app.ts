@@ -87,12 +87,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const memory = memoryOf(config, {
     log,
     clock,
-    redis: cluster?.redis,
     records: recordStore,
     embedder: embedderOf(config, env),
   });
-  // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
-  const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
+  // OAuth registrations and tokens of tool servers, and the faces' keys, live on the record store.
+  const secrets = createSecretStore(recordStore, log.child({ component: 'secrets' }));
   const callback = oauthCallback();
   const mcp = createMcpService({
     config,
@@ -122,12 +121,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...{ log: log.child({ component: 'a2a-push' }), onAdded: () => webhooks.wake() },
   });
   const schedules = schedulesOf(config, {
-    ...{ bus, turns: follower, records: recordStore, redis: cluster?.redis, clock, log },
+    ...{ bus, turns: follower, records: recordStore, clock, log },
     ...{ metrics: metrics.schedules, mode: deps.mode ?? 'web' },
   });
   // The features, one mount each (src/http/feature-mount.ts): their routes in this order, lifecycle and reactions.
   const pushMount: FeatureMount = { name: 'a2a-push', reactions: [a2aPush.reaction] };
-  const features = [schedules.mount, memoryMount({ clock, memory }), ...mounts, pushMount];
+  const features = [schedules.mount, memoryMount({ clock, memory: memory?.service }), ...mounts, pushMount];
   const reactions = createReactions({
     ...{ reactions: features.flatMap((f) => f.reactions ?? []), records: recordStore },
     ...{ log: log.child({ component: 'reactions' }), now: () => clock.now() },
@@ -148,7 +147,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       fenceOf: cluster.fenceOf,
     }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
-    ...(memory && { memory }),
+    ...(memory && { memory: memory.port }),
     ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
@@ -245,7 +244,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
       await identify();
-      await secrets.open();
       await cluster?.open();
       for (const feature of features) await feature.open?.();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
@@ -281,11 +279,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the turn waiter', () => waiter.close()],
           ['the sessions', () => agent.stop()],
           ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),
-          ['the record store', () => recordStore.close()], // after the sessions: their checkpoints
           ['the tool servers', () => mcp.stop()],
+          ['the record store', () => recordStore.close()], // after the sessions (their checkpoints) and tool servers (their tokens)
           ['the cluster', () => cluster?.close()],
           ['the store', () => store.close()],
-          ['the secret store', () => secrets.close()],
           ['observability', () => observability.shutdown()],
         ],
         log,

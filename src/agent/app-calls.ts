@@ -4,14 +4,14 @@
  * call (session/app-step.ts), under the tool policy and its approvals like a model's call.
  *
  * Contracts:
- * - `agent.appToolCall` runs anywhere (it reads the log and follows the turn); it answers APP_NOT_FOUND when the
- *   session's log has no result of `appCallId` with an app kept (none, or a note), and FORBIDDEN `details.reason:
- *   "app_tool"` unless `name` is a tool of the app's own server whose `_meta.ui.visibility` includes "app" (absent: it
- *   does). Otherwise it queues the call at the session's owner (`agent.queueAppCall`), follows its turn, and answers
- *   once the call settled: `result` is the call's MCP CallToolResult; a denied, expired, failed or interrupted call is a
+ * - `agent.appToolCall` runs anywhere (it reads the catalogue and follows the turn); the session's owner decides the
+ *   call against the session's state, never its log (`agent.queueAppCall`, session/decide.ts): APP_NOT_FOUND when no
+ *   app is kept with `appCallId` (no result of it, or a note), FORBIDDEN `details.reason: "app_tool"` unless `name` is
+ *   a tool of the app's own server whose `_meta.ui.visibility` includes "app" (absent: it does). Otherwise the call is
+ *   queued, its turn followed, and the caller answered once the call settled: `result` is the call's MCP CallToolResult; a denied, expired, failed or interrupted call is a
  *   result with `isError: true` and a text saying why, and so is a turn that ended without its result (cancelled,
  *   reset). No answer within `timeoutMs` rejects with AGENT_ERROR `details.reason: "timeout"` (the call goes on).
- * - `agent.queueAppCall` (session-scoped, answered at once) queues the call as the session's next turn (decide.ts).
+ * - `agent.queueAppCall` (session-scoped, answered at once) decides and queues the call as the session's next turn.
  */
 import { AppError } from '../errors/index.ts';
 import type { IdSource } from '../clock.ts';
@@ -22,7 +22,7 @@ import type { EventStore } from '../store/types.ts';
 import type { AgentBus } from './command-handlers.ts';
 import { createTurnFollower, type TurnFollower } from './follow/follower.ts';
 import type { TurnStep } from './follow/steps.ts';
-import type { AgentCommands, AppCallResult } from './messages.ts';
+import type { AppCallResult } from './messages.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
 export interface AppCallDeps {
@@ -66,17 +66,6 @@ const endedWithout = (why: string): AppCallResult => ({
   isError: true,
 });
 
-/** The app kept with the session's call `appCallId`: its result's server, or undefined (APP_NOT_FOUND). */
-async function appOf(store: EventStore<SessionEvent>, sessionId: string, appCallId: string) {
-  const stored = await store.read(sessionId, 0);
-  for (let i = stored.length - 1; i >= 0; i--) {
-    const e = stored[i]!.event;
-    if (e.type === 'toolResult' && e.callId === appCallId)
-      return e.app && !('note' in e.app) ? { serverId: e.serverId } : undefined;
-  }
-  return undefined;
-}
-
 /** Registers both handlers; returns their unregister functions. */
 export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
   const { bus, store, ids, log } = deps;
@@ -84,22 +73,9 @@ export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
   let own: Pick<TurnFollower, 'watch'> | undefined;
   const follower = deps.follower ?? (() => (own ??= createTurnFollower({ bus, store })));
 
-  async function checkedTool({ sessionId, appCallId, name }: AgentCommands['agent.appToolCall']['payload']) {
-    const app = await appOf(store, sessionId, appCallId);
-    if (!app)
-      throw new AppError('APP_NOT_FOUND', `No app is kept with call "${appCallId}" of this session`, {
-        callId: appCallId,
-      });
-    const tools = await bus.execute('mcp.modelTools', { withAppOnly: true });
-    const tool = tools.find((t) => t.serverId === app.serverId && t.toolName === name);
-    if (!tool || !appMayCall(tool))
-      throw new AppError('FORBIDDEN', `The app may not call "${name}": not a tool of its server that apps may call`, {
-        reason: 'app_tool',
-        serverId: app.serverId,
-        name,
-      });
-    return tool;
-  }
+  /** The catalogue's tools named `name` that apps may call (their servers' own names; the session picks its app's). */
+  const callable = async (name: string) =>
+    (await bus.execute('mcp.modelTools', { withAppOnly: true })).filter((t) => t.toolName === name && appMayCall(t));
 
   /**
    * Watches the session for turn `turnId` (before it is queued, so nothing is missed): `follow()` then hands its steps on
@@ -131,20 +107,20 @@ export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
   }
 
   return [
-    bus.handle('agent.queueAppCall', ({ payload: { sessionId, turnId, app }, correlationId }) =>
-      deps.withSession(sessionId, (s) => s.appCall({ turnId, correlationId, content: '', app })),
+    bus.handle('agent.queueAppCall', ({ payload: { sessionId, request }, correlationId }) =>
+      deps.withSession(sessionId, (s) => s.appCall(request, correlationId), true),
     ),
     bus.handle('agent.appToolCall', async ({ payload, correlationId }) => {
-      const { sessionId, appCallId, args } = payload;
-      const tool = await checkedTool(payload);
+      const { sessionId, appCallId, name, args } = payload;
+      const tools = await callable(name);
       const callId = ids();
       const turnId = ids();
-      log.info({ sessionId, appCallId, callId, tool: tool.name, principal: payload.principal }, 'an app calls a tool');
       const call = settled(sessionId, turnId, callId);
       call.result.catch(() => undefined); // awaited below, or the queueing's error answers
       try {
-        const app = { appCallId, call: { callId, tool, args } };
-        await bus.execute('agent.queueAppCall', { sessionId, turnId, app }, { correlationId });
+        const request = { turnId, appCallId, callId, name, args, tools };
+        await bus.execute('agent.queueAppCall', { sessionId, request }, { correlationId });
+        log.info({ sessionId, appCallId, callId, tool: name, principal: payload.principal }, 'an app calls a tool');
       } catch (err) {
         call.cancel(err);
         throw err;

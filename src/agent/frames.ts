@@ -63,7 +63,7 @@ export interface AgentFrameData extends QuestionFrameData {
   /** Events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
   contextCompacted: { sessionId: string; seq: number } & Omit<
     SessionEventOf<'contextCompacted'>,
-    'v' | 'type' | 'readFrom' | 'model' | 'usageTotal'
+    'v' | 'type' | 'readFrom' | 'model' | 'usageTotal' | 'apps'
   >;
 }
 

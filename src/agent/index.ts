@@ -28,3 +28,4 @@ export type { ListedTurn } from './follow/turn-pages.ts';
 export { createReactions, type Reaction, type Reactions } from './react/reactions.ts';
 export { lastSeqOf } from './command-handlers.ts';
 export type { SpendPort } from './session/spend-check.ts';
+export type { MemoryCallContext, MemoryPort } from './memory-port.ts';

@@ -12,7 +12,7 @@ import type {
 } from '../conversation/records.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { ToolApp } from '../conversation/tool-app.ts';
-import type { AppToolCall } from '../conversation/turn-contract.ts';
+import type { AppCallRequest } from '../conversation/turn-contract.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';
 import type { SessionKey, SessionQuota } from '../session-id.ts';
@@ -130,9 +130,12 @@ export type AgentCommands = {
     };
     result: { callId: string; result: AppCallResult };
   };
-  /** Queues a checked app's call (`agent.appToolCall`) as a turn of the session, at its owner; answers at once. */
+  /**
+   * Queues an app's call (`agent.appToolCall`) as a turn of the session, at its owner, decided against the session's
+   * state (session/decide.ts: APP_NOT_FOUND, FORBIDDEN `reason: "app_tool"`); answers at once.
+   */
   'agent.queueAppCall': {
-    payload: { sessionId: SessionKey; turnId: string; app: Required<AppToolCall> };
+    payload: { sessionId: SessionKey; request: AppCallRequest };
     result: { queued: boolean };
   };
   /**

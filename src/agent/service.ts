@@ -9,9 +9,6 @@ import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import { memoryOwnerOf, type MemoryService } from '../memory/index.ts';
-import { createWorkingMemory } from '../memory/prompt.ts';
-import { createMemoryTools } from '../memory/tools.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
@@ -26,6 +23,7 @@ import type { SessionDeps } from './session/types.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
+import type { MemoryPort } from './memory-port.ts';
 import type { SpendPort } from './session/spend-check.ts';
 import { isSessionKey, splitSessionKey } from '../session-id.ts';
 
@@ -34,7 +32,7 @@ export interface AgentServiceOptions extends Pick<
   SessionDeps,
   'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason' | 'resumeTurns'
 > {
-  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes' | 'memory'>;
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes'>;
   bus: AgentBus;
   clock?: Clock;
   ids?: IdSource;
@@ -46,8 +44,8 @@ export interface AgentServiceOptions extends Pick<
   onSessionClosed?: (sessionId: string) => void;
   /** Told once a session and its log were deleted by this instance (webhooks' `session.deleted`). */
   onSessionDeleted?: (sessionId: string) => void;
-  /** Memory per principal (issue 62), when `memory:` is on: the model's memory tools and working memory use it. */
-  memory?: MemoryService;
+  /** Memory per principal (issue 62), when `memory:` is on: the model's memory tools and working memory. */
+  memory?: MemoryPort;
   /** What reacts to stored facts (webhooks, A2A push), with its checkpoints on the sessions' medium (src/agent/react). */
   reactions?: Reactions;
   /** Spending limits (`budgets`, src/spend), checked before each model step. */
@@ -67,16 +65,6 @@ export interface AgentServiceOptions extends Pick<
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
-
-/** Memory on: the model's memory tools (their results capped like any tool's) and the working memory of a turn. */
-function agentMemory(service: MemoryService | undefined, config: AgentServiceOptions['config'], log: Logger) {
-  if (!service || !config.memory) return undefined;
-  return {
-    tools: createMemoryTools(service, config.memory, log),
-    maxResultBytes: config.toolResultMaxBytes,
-    workingMemory: createWorkingMemory(service, log),
-  };
-}
 
 /**
  * Where turns resume: the store's marks of open turns (they find the turns a restart left running), and the sessions
@@ -148,11 +136,11 @@ export function createAgentService(opts: AgentServiceOptions) {
   const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const validate = createArgsValidator(log);
-  const memory = agentMemory(opts.memory, config, log);
+  const memory = opts.memory;
   const { listTools, callTool } = createToolPort({
     ...{ bus, llm, log, clock },
     maxOutputTokens: config.llm.maxOutputTokens,
-    ...(memory && { memory }),
+    ...(memory && { memory: { port: memory, maxResultBytes: config.toolResultMaxBytes } }),
   });
   const unregister: (() => void)[] = [];
   const storage = watchedStorage(store, clock, () => sessions.slots.values());
@@ -173,7 +161,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         sessionId,
         systemPrompt: config.systemPrompt,
         ...(memory && {
-          workingMemory: () => memory.workingMemory(memoryOwnerOf(splitSessionKey(sessionId).owner)),
+          workingMemory: () => memory.workingMemory(splitSessionKey(sessionId).owner),
         }),
         maxIterations: config.llm.maxIterations,
         context: contextSettings(config.llm),

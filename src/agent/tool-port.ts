@@ -3,37 +3,32 @@
  * Neither throws: an unavailable catalogue is no tools (warned once), a failed call a failed outcome.
  * A call run as a remote task tells the host once the task exists; a call given `input.task` (a task recorded before,
  * e.g. by a turn resumed after a restart) polls that task instead of calling the tool (mcp/task-call.ts).
- * With memory on, the memory tools (src/memory/tools.ts) follow the servers' (a server's tool of the same name is
- * left out) and run here, for the owner of the calling session; their results are capped like any tool's.
+ * With memory on, the memory tools (the MemoryPort, memory-port.ts) follow the servers' (a server's tool of the same
+ * name is left out) and run through the port, for the owner of the calling session; their results are capped like any
+ * tool's.
  */
 import type { Clock } from '../clock.ts';
 import type { ToolCallInput } from '../conversation/turn-contract.ts';
 import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
 import { capText } from '../conversation/tool-shapes.ts';
-import { MEMORY_SERVER_ID, type MemoryTools } from '../memory/tools.ts';
-import { memoryOwnerOf } from '../memory/types.ts';
 import { splitSessionKey } from '../session-id.ts';
 import type { ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { AgentBus } from './command-handlers.ts';
+import type { MemoryPort } from './memory-port.ts';
 import { createSampler, type SamplerDeps } from './questions/sampling.ts';
 import type { CallHost } from './questions/call-host.ts';
 
 export interface ToolPortDeps extends SamplerDeps {
   bus: AgentBus;
   clock: Clock;
-  /** The memory tools (memory on), and the cap of their results (`toolResultMaxBytes`). */
-  memory?: { tools: MemoryTools; maxResultBytes: number };
+  /** Memory (memory on), and the cap of its tools' results (`toolResultMaxBytes`). */
+  memory?: { port: MemoryPort; maxResultBytes: number };
 }
 
 export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }: ToolPortDeps) {
   let toolsWarned = false;
-  const memoryTools: ModelTool[] = (memory?.tools.definitions ?? []).map(({ rerunSafe, ...d }) => ({
-    ...d,
-    serverId: MEMORY_SERVER_ID,
-    toolName: d.name,
-    ...(rerunSafe && { rerunSafe: true as const }),
-  }));
-  const memoryNames = new Set(memoryTools.map((t) => t.name));
+  const memoryTools = memory?.port.tools ?? [];
+  const memoryByName = new Map(memoryTools.map((t) => [t.name, t]));
 
   const serverTools = async (): Promise<ModelTool[]> => {
     try {
@@ -47,10 +42,10 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }
   let shadowWarned = false;
   /** The servers' tools, but one named like a memory tool (warned once: rename the memory tool in `memory.tools`). */
   const besideMemory = (tools: ModelTool[]): ModelTool[] => {
-    const kept = tools.filter((t) => !memoryNames.has(t.name));
+    const kept = tools.filter((t) => !memoryByName.has(t.name));
     if (kept.length < tools.length && !shadowWarned) {
       shadowWarned = true;
-      const hidden = tools.filter((t) => memoryNames.has(t.name)).map((t) => `${t.serverId}/${t.toolName}`);
+      const hidden = tools.filter((t) => memoryByName.has(t.name)).map((t) => `${t.serverId}/${t.toolName}`);
       log.warn({ hidden }, 'tools named like a memory tool are not offered to the model (rename it in memory.tools)');
     }
     return kept;
@@ -60,29 +55,30 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }
 
   /** A memory tool's call, for the owner of the calling session (where it was made is kept on what it writes). */
   const callMemory = async (
-    { tools, maxResultBytes }: NonNullable<ToolPortDeps['memory']>,
+    { port, maxResultBytes }: NonNullable<ToolPortDeps['memory']>,
+    tool: ModelTool,
     input: ToolCallInput,
-    started: number,
     host: CallHost | undefined,
   ): Promise<ModelToolOutcome> => {
+    const started = clock.now();
     const { owner, id } = splitSessionKey(input.key.sessionId);
     const afterToolOutput = (await host?.afterToolOutput()) ?? false;
-    const { turnId } = input.key;
-    const context = { owner: memoryOwnerOf(owner), sessionId: id, turnId, callId: input.callId, afterToolOutput };
-    const { success, text, result } = await tools.call(input.name, input.args, context);
+    const context = { owner, sessionId: id, turnId: input.key.turnId, callId: input.callId, afterToolOutput };
+    const { success, text, result } = await port.call(input.name, input.args, context);
     return {
       success,
       text: capText(text, maxResultBytes).text,
       result,
-      serverId: MEMORY_SERVER_ID,
+      serverId: tool.serverId,
       toolName: input.name,
       durationMs: clock.now() - started,
     };
   };
 
   const callTool = async (input: ToolCallInput, signal: AbortSignal, host?: CallHost): Promise<ModelToolOutcome> => {
+    const memoryTool = memoryByName.get(input.name);
+    if (memory && memoryTool) return callMemory(memory, memoryTool, input, host);
     const started = clock.now();
-    if (memory && memoryNames.has(input.name)) return callMemory(memory, input, started, host);
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
       const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };

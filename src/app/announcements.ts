@@ -28,7 +28,7 @@ export function announcementsOf(
 ) {
   const log = deps.log.child({ component: 'webhooks' });
   const { metrics } = deps;
-  const outbox = createOutboxStore(config.storage, deps.records, log, {
+  const outbox = createOutboxStore(deps.records, log, {
     limits: config.server.limits.deliveries,
     ...(metrics && { onRefused: (d) => metrics.refused.inc({ kind: d.kind ?? 'webhook' }) }),
   });

@@ -1,40 +1,66 @@
 /**
- * createApp's memory (issue 62): the memory service on the sessions' medium when `memory:` is in the agent file,
- * undefined when it is not (memory off: the routes say so, the agent offers no memory tool).
+ * createApp's memory (issue 62): the memory service on the sessions' medium when `memory:` is in the agent file, and
+ * the agent's port to it (MemoryPort: the model's memory tools, the working memory of a turn); undefined when it is
+ * not (memory off: the routes say so, the agent offers no memory tool).
  */
 import { randomUUID } from 'node:crypto';
+import type { MemoryPort } from '../agent/index.ts';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import { createMemoryService, memoryStoresOf, type MemoryEmbedder, type MemoryService } from '../memory/index.ts';
+import {
+  createMemoryService,
+  memoryOwnerOf,
+  memoryStoresOf,
+  type MemoryEmbedder,
+  type MemoryService,
+} from '../memory/index.ts';
 import { createEmbedder } from '../memory/embeddings.ts';
+import { createWorkingMemory } from '../memory/prompt.ts';
+import { createMemoryTools, MEMORY_SERVER_ID } from '../memory/tools.ts';
 import { resolveProvider } from '../llm/providers.ts';
 import { proxiedFetch } from '../egress/proxy.ts';
 
 export function memoryOf(
-  config: Pick<AgentConfig, 'memory' | 'storage'>,
+  config: Pick<AgentConfig, 'memory'>,
   deps: {
     log: Logger;
     clock: Clock;
-    redis: Parameters<typeof memoryStoresOf>[2];
     /** The record store on the sessions' medium: each owner's log, its small kept state and its item records. */
-    records: Parameters<typeof memoryStoresOf>[3];
+    records: Parameters<typeof memoryStoresOf>[0];
     /** Semantic search, when `memory.embeddings` is set (the provider's embeddings API). */
     embedder?: MemoryEmbedder | undefined;
   },
-): MemoryService | undefined {
+): { service: MemoryService; port: MemoryPort } | undefined {
   if (!config.memory) return undefined;
   const log = deps.log.child({ component: 'memory' });
-  return createMemoryService({
-    // On Redis: the cluster's connection (connected once the app is open, before anything reads memory).
-    ...memoryStoresOf(config.storage, log, deps.redis, deps.records),
+  // Item (and audit record) ids are unique across instances sharing a Redis, and across restarts.
+  const ids = () => randomUUID();
+  const service = createMemoryService({
+    ...memoryStoresOf(deps.records, { log, ids }),
     log,
     embedder: deps.embedder,
     config: config.memory,
     clock: deps.clock,
-    // Item ids are unique across instances sharing a Redis, and across restarts.
-    ids: () => randomUUID(),
+    ids,
   });
+  return { service, port: memoryPort(service, config.memory, log) };
+}
+
+/** The agent's port to memory: the tools of `memory.tools` and the working memory, for each call's principal. */
+function memoryPort(service: MemoryService, settings: NonNullable<AgentConfig['memory']>, log: Logger): MemoryPort {
+  const tools = createMemoryTools(service, settings, log);
+  const workingMemory = createWorkingMemory(service, log);
+  return {
+    tools: tools.definitions.map(({ rerunSafe, ...d }) => ({
+      ...d,
+      serverId: MEMORY_SERVER_ID,
+      toolName: d.name,
+      ...(rerunSafe && { rerunSafe: true as const }),
+    })),
+    call: (name, args, { owner, ...origin }) => tools.call(name, args, { ...origin, owner: memoryOwnerOf(owner) }),
+    workingMemory: (owner) => workingMemory(memoryOwnerOf(owner)),
+  };
 }
 
 /** The longest an embeddings request may take (a save or search waits for it, then goes on by full text). */

@@ -1,5 +1,5 @@
 /**
- * createApp's schedules: the schedule store on the record store (taking over an earlier one), the scheduler, and the
+ * createApp's schedules: the schedule store on the record store, the scheduler, and the
  * feature's mount (its routes and lifecycle). Ticks fire in the web mode only.
  */
 import type { TurnFollower } from '../agent/index.ts';
@@ -19,7 +19,6 @@ export function schedulesOf(
     /** A turn's stored facts (the agent's turn follower): how the overlap check finds a run's end. */
     turns: Pick<TurnFollower, 'steps'>;
     records: records.RecordStore;
-    redis: Parameters<typeof scheduleStoreOf>[2];
     clock: Clock;
     log: Logger;
     metrics: ScheduleMetrics;
@@ -27,7 +26,7 @@ export function schedulesOf(
   },
 ) {
   const log = deps.log.child({ component: 'schedules' });
-  const parts = scheduleStoreOf(config.storage, log, deps.redis, deps.records);
+  const parts = scheduleStoreOf(config.storage, log, deps.records);
   const scheduler = createScheduler({
     ...parts,
     bus: deps.bus,

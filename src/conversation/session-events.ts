@@ -6,7 +6,7 @@
  * - `toolResult.result` is the frame's, `text` the model's; `response.content` joins every step's text, `text` is the last's.
  * - Usage sits on `assistantStep`, `response`, `contextCompacted` (their sum is the session's cost; `usageTotal` on
  *   the latest is its total) and `serverSampled`; a priced step's usage has its `cost`, totals their `costs`.
- * - An added optional field (usage's `reasoningTokens`, `cost`, `costs`; `fallbacks`; `toolResult.app`) is no new version: a log
+ * - An added optional field (usage's `reasoningTokens`, `cost`, `costs`; `fallbacks`; `toolResult.app`; `contextCompacted.apps`) is no new version: a log
  *   without it reads as it did, and nothing it had changes meaning.
  * - `messageQueued` (no frame) is started by its turn's `userMessage`, dropped by its `turnFailed` or a `reset`;
  *   still queued when the session reopens, it runs.
@@ -187,6 +187,8 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     model: z.string().optional(),
     usage: usage.optional(),
     usageTotal: usage,
+    /** The MCP Apps kept with the session's tool calls so far (callId → serverId): a reader from `readFrom` knows them. */
+    apps: z.record(z.string(), z.string()).optional(),
   }),
 ]);
 

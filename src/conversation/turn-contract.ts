@@ -38,6 +38,20 @@ export interface AppToolCall {
   call?: { callId: string; tool: ModelTool; args: Record<string, unknown> };
 }
 
+/** An MCP App's call of a tool, as its session decides it (`agent.queueAppCall`, src/agent/session/decide.ts). */
+export interface AppCallRequest {
+  /** The new call's turn. */
+  turnId: string;
+  /** The tool call whose app makes this call. */
+  appCallId: string;
+  callId: string;
+  /** The tool's name on its server, as the app asked for it. */
+  name: string;
+  args: Record<string, unknown>;
+  /** The catalogue's tools of that name that apps may call (one per server that has it). */
+  tools: ModelTool[];
+}
+
 /**
  * A turn read back from the log (src/agent/session/open-turn.ts): its last step's waiting calls go on waiting, its
  * calls safe to repeat (or whose remote task is polled again) run again, the others are answered as interrupted; nothing is announced again. With no call

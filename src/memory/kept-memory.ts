@@ -14,16 +14,13 @@
  * - An owner kept with its items inside the state (the previous layout) is moved onto item records when its state is
  *   read and does not fit (memory-items.ts `upgrade`, `foldedLog`'s `misfit`): at any read of its state, and before
  *   this process first reads its items.
- * - Memory kept before the record store (`legacy`: the per-owner JSONL files or Redis streams) is moved over the
- *   first time an owner is read here (once per process and owner; a legacy log read again elsewhere is appended as
- *   the same events, which fold to the same state), and `erase` removes it there too.
  * - `erase` leaves nothing of the owner's memory on the medium when it resolves (the record store's `purge`).
  */
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
 import { z } from 'zod';
 import { ItemCountsSchema, memoryItems, noItems, PendingProfileSchema } from './memory-items.ts';
-import { MemoryEventSchema, ownerDigest, type MemoryEvent, type MemoryItem, type MemoryLogStore } from './types.ts';
+import { MemoryEventSchema, ownerDigest, type MemoryEvent, type MemoryItem } from './types.ts';
 
 /** An owner's kept state: what its log folds into, but its items (records of their own); plain JSON. */
 export const MemoryStateSchema = z.object({
@@ -70,17 +67,13 @@ export interface KeptMemory {
   item(owner: string, id: string): Promise<MemoryItem | undefined>;
   /** The owner's item vectors by item id. */
   vectors(owner: string): Promise<Map<string, StoredVector>>;
-  /** Removes every record of the owner (its log, state and vectors, and its legacy log). */
+  /** Removes every record of the owner (its log, state and vectors). */
   erase(owner: string): Promise<void>;
 }
 
 const VECTOR_PAGE = 500;
 
-export function createKeptMemory(deps: {
-  records: records.RecordStore;
-  legacy?: MemoryLogStore | undefined;
-  log: Logger;
-}): KeptMemory {
+export function createKeptMemory(deps: { records: records.RecordStore; log: Logger }): KeptMemory {
   const { log } = deps;
   const items = memoryItems(deps.records, log);
   const folded = records.foldedLog(deps.records, {
@@ -127,24 +120,15 @@ export function createKeptMemory(deps: {
       return writes;
     });
 
-  /** Owners made ready by this process: kept in the previous layout or before the record store, moved over. */
+  /** Owners made ready by this process: kept in the previous layout, moved over. */
   const readied = new Map<string, Promise<void>>();
-  const moveLegacy = async (owner: string, digest: string, legacy: MemoryLogStore): Promise<void> => {
-    if ((await folded.events(digest, { limit: 1 })).length > 0) return;
-    const events = await legacy.read(owner);
-    if (events.length === 0) return;
-    await commit(digest, await keepVectors(digest, events));
-    log.info({ events: events.length }, 'memory: an owner kept before the record store was moved onto it');
-  };
   /** The owner's digest, once its memory is in this layout. */
   const ready = async (owner: string): Promise<string> => {
     const digest = ownerDigest(owner);
     let readying = readied.get(digest);
     if (!readying) {
-      readying = (async () => {
-        await folded.state(digest); // kept in the previous layout: moved now (`misfit`), before its items are read
-        if (deps.legacy) await moveLegacy(owner, digest, deps.legacy);
-      })();
+      // Kept in the previous layout: moved now (`misfit`), before its items are read.
+      readying = folded.state(digest).then(() => undefined);
       readied.set(digest, readying);
       readying.catch(() => readied.delete(digest)); // tried again at the next call
     }
@@ -182,7 +166,6 @@ export function createKeptMemory(deps: {
     vectors: async (owner) => readVectors(await ready(owner)),
     async erase(owner) {
       const digest = ownerDigest(owner);
-      await deps.legacy?.erase(owner); // first: nothing is moved over again meanwhile
       readied.set(digest, Promise.resolve());
       await folded.erase(digest, async () => [
         ...(await items.eraseWrites(digest)),

@@ -1,6 +1,6 @@
 /**
  * Memory per principal (issue 62): what the agent learns about its user, kept across sessions, never crossing to
- * another principal. Each owner's memory is an append-only log of MemoryEvents (JSONL file, Redis stream or memory),
+ * another principal. Each owner's memory is an append-only log of MemoryEvents on the record store (kept-memory.ts),
  * folded into MemoryState; erasing an owner removes its whole log from the store. The REST routes (/api/memory) and the
  * model's built-in tools (memory_save, memory_search, memory_forget, memory_profile) both go through MemoryService,
  * and every method names its owner: nothing here reads across owners except SHARED_OWNER, which every owner may read
@@ -67,28 +67,8 @@ export const MemoryEventSchema = z.discriminatedUnion('type', [
 ]);
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
 
-/** How a store names `owner`'s log (a file, a key): the hex SHA-256 of its name, so no owner's name reaches one. */
+/** How the store names `owner`'s records: the hex SHA-256 of its name, so no owner's name reaches an id or a key. */
 export const ownerDigest = (owner: string): string => createHash('sha256').update(owner, 'utf8').digest('hex');
-
-/** `text` parsed as JSON and checked by `schema`; undefined when it is not that (a torn or foreign entry). */
-export function parseEntry<S extends z.ZodType>(schema: S, text: string): z.output<S> | undefined {
-  try {
-    return schema.safeParse(JSON.parse(text)).data;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The engines' port: one log per owner. Engines pass one contract suite (test/unit/memory-store-contract.ts). */
-export interface MemoryLogStore {
-  /** Appends `events` to `owner`'s log, in order; resolves once they are durable. */
-  append(owner: string, events: readonly MemoryEvent[]): Promise<void>;
-  /** `owner`'s events, oldest first; [] for an owner with none. */
-  read(owner: string): Promise<MemoryEvent[]>;
-  /** Removes everything of `owner`'s memory from the store (its file or keys are gone, not hidden). */
-  erase(owner: string): Promise<void>;
-  close(): Promise<void>;
-}
 
 /** Where a model's memory write comes from (MemoryService `save`, `setProfile`). */
 export interface WriteOrigin {
@@ -157,7 +137,7 @@ export const MemoryAuditRecordSchema = z.object({
 });
 export type MemoryAuditRecord = z.infer<typeof MemoryAuditRecordSchema>;
 
-/** The audit log of erasures, beside the memory logs (a JSONL file, a Redis list, or memory); append-only. */
+/** The audit log of erasures, beside the memory logs on the record store (audit-log.ts); append-only. */
 export interface MemoryAuditLog {
   /** Resolves once `record` is durable. */
   record(record: MemoryAuditRecord): Promise<void>;

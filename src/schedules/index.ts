@@ -1,11 +1,8 @@
 /** Schedules (src/schedules): the scheduler and the store of its storage engine. */
 import type { AgentConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { RedisConnection } from '../redis/index.ts';
-import { createJsonlScheduleStore } from './jsonl-schedule-store.ts';
 import { createRecordScheduleStore } from './record-schedule-store.ts';
 import type { RecordStore } from '../store/records/index.ts';
-import { createRedisScheduleStore } from './redis-schedule-store.ts';
 import type { FireChanges, ScheduleStore, StoredSchedule } from './store-types.ts';
 
 export { createScheduler, type Scheduler } from './scheduler.ts';
@@ -15,24 +12,17 @@ export type { FireRecord, ScheduleStore, StoredSchedule } from './store-types.ts
 const REDIS_RECOVER_AFTER_MS = 60_000;
 
 /**
- * The schedule store on the sessions' medium: the record store there (`records`, opened by its owner), taking over
- * what an earlier agentd kept in its own (a file in the sessions' folder; keys on the cluster's Redis connection).
- * On Redis it is `shared` with the other instances.
+ * The schedule store on the sessions' medium: the record store there (`records`, opened by its owner). On Redis it is
+ * `shared` with the other instances.
  */
 export function scheduleStoreOf(
   storage: AgentConfig['storage'],
   log: Logger,
-  redis: RedisConnection | undefined,
   records: RecordStore,
 ): { store: ScheduleStore & FireChanges; recoverAfterMs: number; shared: boolean } {
-  const onRecords = (legacy?: ScheduleStore) => createRecordScheduleStore({ records, log, legacy });
-  if (storage.type === 'jsonl')
-    return { store: onRecords(createJsonlScheduleStore(storage.dir, log)), recoverAfterMs: 0, shared: false };
-  if (storage.type === 'redis' && redis) {
-    const store = onRecords(createRedisScheduleStore(redis, storage.keyPrefix));
-    return { store, recoverAfterMs: REDIS_RECOVER_AFTER_MS, shared: true };
-  }
-  return { store: onRecords(), recoverAfterMs: 0, shared: false };
+  const store = createRecordScheduleStore({ records, log });
+  if (storage.type === 'redis') return { store, recoverAfterMs: REDIS_RECOVER_AFTER_MS, shared: true };
+  return { store, recoverAfterMs: 0, shared: false };
 }
 
 /** The agent file's schedules as kept: owned by their `principal`'s namespace. */

@@ -4,9 +4,6 @@
  * time, and while claimed but unsent by planned time. It passes test/unit/schedule-store-contract.ts on every engine.
  * - `claim` is a create (`ifVersion: 0`): exactly one caller per schedule and planned time wins, on any instance.
  * - A schedule keeps its RUNS_KEPT latest fires (older ones are deleted as new ones are claimed).
- * - What an earlier agentd kept in its own schedule store (`legacy`: `.agentd-schedules.jsonl`, or its Redis keys) is
- *   taken over once, at the first open on the medium (a record says it was; with nothing to take over, nothing is
- *   written).
  * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace); one an
  *   earlier version kept under the bare id of an owned schedule is moved to its key at open, with its fires.
  * - `create` counts the holder's schedules in the same atomic step as the write (record-create.ts).
@@ -17,7 +14,6 @@
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
-import { RUNS_KEPT } from './memory-schedule-store.ts';
 import { countedCreates } from './record-create.ts';
 import {
   fireTurnId,
@@ -28,13 +24,15 @@ import {
   type StoredSchedule,
 } from './store-types.ts';
 
+/** How many of its latest fires a schedule keeps. */
+export const RUNS_KEPT = 200;
+
 const plannedMs = (fire: FireRecord) => Date.parse(fire.plannedAt);
 const fireId = (scheduleId: string, plannedAt: string) => `${scheduleId}#${plannedAt}`;
 
 export function createRecordScheduleStore(deps: {
   records: records.RecordStore;
   log: Logger;
-  legacy?: ScheduleStore | undefined;
 }): ScheduleStore & FireChanges {
   const { log } = deps;
   // Schedules and fires are checked where they are made (the scheduler, the routes); read back as they were put.
@@ -75,26 +73,6 @@ export function createRecordScheduleStore(deps: {
     await deps.records.commit(oldest.map((f) => fires.writes.delete(f.id)));
   }
 
-  /** Takes over what an earlier schedule store on this medium kept, once. */
-  async function takeOver(legacy: ScheduleStore): Promise<void> {
-    if (await takenOver.get('legacy')) return;
-    await legacy.open();
-    try {
-      const kept = await legacy.schedules();
-      // An earlier store kept an owned schedule's fires under its bare id: they move to its key.
-      const runsOf = async (s: StoredSchedule) =>
-        (await legacy.runs(s.id, RUNS_KEPT)).map((f) => ({ ...f, scheduleId: scheduleKey(s) }));
-      const runs = (await Promise.all(kept.map(runsOf))).flat();
-      if (kept.length + runs.length === 0) return; // nothing to take over: nothing written
-      for (const s of kept) await schedules.put(scheduleKey(s), s, { ifVersion: 0 });
-      for (const f of runs) await fires.put(fireId(f.scheduleId, f.plannedAt), f, { ifVersion: 0 });
-      await takenOver.put('legacy', { at: Date.now() });
-      log.info({ schedules: kept.length, runs: runs.length }, 'schedules: an earlier schedule store taken over');
-    } finally {
-      await legacy.close();
-    }
-  }
-
   /** Moves a schedule kept under its bare id (before ids were scoped per owner) to its key, with its fires. */
   async function rekey(): Promise<void> {
     for (const { id, value } of await schedules.query({ index: 'all', group: 'all' })) {
@@ -112,7 +90,6 @@ export function createRecordScheduleStore(deps: {
 
   return {
     async open() {
-      if (deps.legacy) await takeOver(deps.legacy);
       await rekey();
       await reindex();
     },

@@ -84,7 +84,7 @@ function withDefaults(
     ...filled,
     random: options.random ?? Math.random,
     clientInfo: options.clientInfo ?? { name: 'agentd', version: '0.0.0' },
-    secrets: options.secrets ?? createMemorySecretStore(),
+    secrets: options.secrets ?? createMemorySecretStore(options.log),
     callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
   };
 }

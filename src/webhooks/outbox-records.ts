@@ -10,25 +10,18 @@
  * - Caps (`cap(holder)`): `add` counts the holder's pending deliveries (one count of an index group); at the cap the
  *   delivery is kept as `failed` with a `lastError` naming the limit, logged and told to `onRefused`. Concurrent adds
  *   may pass the cap by the few in flight.
- * - What an earlier agentd kept in its own outbox (`legacy`: `.agentd-outbox.jsonl`, or the `outbox:` keys on Redis)
- *   is taken over once, at the first open on the medium (runtime webhooks, pending deliveries and each runtime
- *   webhook's recent history), and never again (a record says it was; with nothing to take over, nothing is written).
  * - The record store is opened and closed by its owner (createApp), not here.
  */
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
-import type { Delivery, EarlierOutbox, OutboxStore, StoredWebhook } from './outbox-store.ts';
+import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
 
 const DELIVERIES = 'outbox.delivery';
 const WEBHOOKS = 'outbox.webhook';
-const TAKEN_OVER = 'outbox.legacy';
 /** How long delivered and failed deliveries stay listed (`GET /api/webhooks/{id}/deliveries`). */
 const KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
 const PAGE = 500;
-
-/** What the outbox takes over from an earlier one at most (pending deliveries, and each webhook's history). */
-const TAKE_OVER_MAX = 100_000;
 
 const deliveryIndexes = (d: Delivery): records.IndexEntry[] => [
   ...(d.status === 'pending' ? [{ index: 'due', group: 'pending', score: d.nextAttemptAt }] : []),
@@ -45,8 +38,6 @@ export interface PendingCap {
 export interface RecordOutboxDeps {
   records: records.RecordStore;
   log: Logger;
-  /** The outbox an earlier agentd kept on this medium, taken over at the first open. */
-  legacy?: EarlierOutbox | undefined;
   keepFinishedMs?: number;
   /** The cap on a holder's pending deliveries (none: uncapped). */
   cap?: (holder: string) => PendingCap | undefined;
@@ -70,7 +61,6 @@ export function createRecordOutbox(deps: RecordOutboxDeps): OutboxStore {
     indexes: () => [{ index: 'all', group: 'all', score: 0 }],
     log,
   });
-  const takenOver = records.collection(deps.records, { ns: TAKEN_OVER, schema: z.object({ at: z.number() }), log });
   const expiry = (d: Delivery) =>
     d.status === 'pending' ? {} : { expiresAt: (d.deliveredAt ?? d.nextAttemptAt ?? d.createdAt) + keep };
   /** A finished delivery is kept without its body (nothing sends it again). */
@@ -109,30 +99,8 @@ export function createRecordOutbox(deps: RecordOutboxDeps): OutboxStore {
     }
   }
 
-  /** Takes over what an earlier outbox on this medium kept, once. */
-  async function takeOver(legacy: EarlierOutbox): Promise<void> {
-    if (await takenOver.get('legacy')) return;
-    await legacy.open();
-    try {
-      const runtime = await legacy.webhooks();
-      const kept = [
-        ...(await legacy.due(Number.MAX_SAFE_INTEGER, TAKE_OVER_MAX)),
-        ...(await Promise.all(runtime.map((h) => legacy.ofWebhook(h.id, 1000)))).flat(),
-      ];
-      for (const hook of runtime) await hooks.put(hook.id, hook, { ifVersion: 0 });
-      for (const d of new Map(kept.map((d) => [d.id, d])).values()) await deps.records.commit([putWrite(d, 0)]);
-      if (runtime.length + kept.length === 0) return; // nothing to take over: nothing written (no file on JSONL)
-      await takenOver.put('legacy', { at: Date.now() });
-      log.info({ webhooks: runtime.length, deliveries: kept.length }, 'webhook outbox: an earlier outbox taken over');
-    } finally {
-      await legacy.close();
-    }
-  }
-
   return {
-    async open() {
-      if (deps.legacy) await takeOver(deps.legacy);
-    },
+    open: () => Promise.resolve(),
     add,
     put: (d, lease) => deps.records.commit([putWrite(d, lease?.version)]),
     get: async (id) => (await deliveries.get(id))?.value,

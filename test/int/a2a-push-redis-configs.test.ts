@@ -9,7 +9,7 @@ import { createPushConfigStore } from '../../src/a2a-face/push/config-store.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { sessionKey } from '../../src/session-id.ts';
 import { createRedisRecordStore } from '../../src/store/records/index.ts';
-import { createRedisSecretStore } from '../../src/store/secret-store.ts';
+import { createSecretStore } from '../../src/store/secret-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 
 const log = createLogger('silent');
@@ -62,9 +62,10 @@ describe.skipIf(!hasRedisServer())('A2A push configs shared on Redis', { timeout
 
   it('moves the configs an earlier agentd kept in the secret store, and removes them there', async () => {
     const prefix = `p${randomUUID()}:`;
-    const secrets = createRedisSecretStore({ url: redis.url, keyPrefix: prefix, log });
-    await secrets.open();
-    closers.push(() => secrets.close());
+    const records = createRedisRecordStore({ url: redis.url, keyPrefix: prefix, log });
+    await records.open();
+    closers.push(() => records.close());
+    const secrets = createSecretStore(records, log);
     const { pushConfigKey } = await import('../../src/a2a-face/push/config-store.ts');
     const key = pushConfigKey('s1', 't1');
     await secrets.set(key, JSON.stringify({ sessionKey: 's1', turnId: 't1', configs: [config('old')] }));

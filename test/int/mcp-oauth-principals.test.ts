@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 import { ALICE, BOB, ROOT, callAs, namedKeys, untilServersConnected } from '../support/keyed-app.ts';
-import { authorize, cookieOf, landAt, secretRecordFiles, signIn } from '../support/oauth.ts';
+import { authorize, cookieOf, landAt, secretRecords, signIn } from '../support/oauth.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 
@@ -99,9 +99,7 @@ describe('oauth.per: principal', () => {
     });
 
     // One record per principal besides the server's own; no token in any answer or the export.
-    // (Leases and a write's temporary file may sit beside the records a moment; they are not records.)
-    const records = await secretRecordFiles(dir);
-    expect(records).toHaveLength(3);
+    expect((await secretRecords(dir)).size).toBe(3);
     const exported = await (
       await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ROOT}` } })
     ).text();
@@ -118,7 +116,7 @@ describe('oauth.per: principal', () => {
     });
     expect(await userTool(app, ALICE)).toMatch(/is not signed in/);
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
-    expect(await secretRecordFiles(dir)).toHaveLength(2);
+    expect((await secretRecords(dir)).size).toBe(2);
   });
 
   it("bob's sign-in link opened by alice signs nobody in for bob; bob's own browser completes it, once", async () => {

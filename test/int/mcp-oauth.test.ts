@@ -5,7 +5,7 @@
  * flow with a client registered beforehand (no dynamic registration), refresh before expiry, the client-credentials
  * grant, and hostile authorization servers refused before anything is sent.
  */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -21,10 +21,11 @@ import {
   executeTool,
   serverRecord,
   serverRecords,
-  secretRecordFiles,
+  secretRecords,
   signIn,
 } from '../support/oauth.ts';
 import { SERVER_ERROR_SHOWN } from '../../src/http/server-view.ts';
+import { RECORDS_FILE } from '../../src/store/records/index.ts';
 
 const ADMIN = 'admin-key-0123456789';
 const CHAT = 'chat-key-0123456789ab';
@@ -89,8 +90,8 @@ describe('OAuth-protected tool servers', () => {
     expect((await server(first, 'secure', CHAT))?.authorizationUrl).toBeUndefined();
 
     const secretFile = async () => {
-      const [file] = await secretRecordFiles(dir);
-      return JSON.parse(await readFile(join(dir, '.agentd-secrets', file!), 'utf8')) as {
+      const [record] = (await secretRecords(dir)).values();
+      return JSON.parse(record!) as {
         pending?: { codeVerifier: string };
         tokens: { access_token: string; refresh_token: string };
         client: { client_id: string };
@@ -104,10 +105,9 @@ describe('OAuth-protected tool servers', () => {
     // The URL was used once: following it again changes nothing.
     expect((await signIn(url)).status).toBe(400);
 
-    // Tokens are stored in a file only this user reads, never in the export.
-    const files = await secretRecordFiles(dir);
-    expect(files).toHaveLength(1);
-    expect((await stat(join(dir, '.agentd-secrets', files[0]!))).mode & 0o777).toBe(0o600);
+    // Tokens are stored in a file only this user reads (the record store's), never in the export.
+    expect((await secretRecords(dir)).size).toBe(1);
+    expect((await stat(join(dir, RECORDS_FILE))).mode & 0o777).toBe(0o600);
     const stored = await secretFile();
     expect(stored.pending).toBeUndefined();
     const exported = await (
@@ -188,8 +188,7 @@ describe('OAuth-protected tool servers', () => {
     expect(f.stats).toMatchObject({ registrationRequests: 0, registrations: 0, authorizations: 1, codeExchanges: 1 });
 
     // The configured client is configuration: the stored record holds no registration and never its secret.
-    const [file] = await secretRecordFiles(dir);
-    const stored = await readFile(join(dir, '.agentd-secrets', file!), 'utf8');
+    const [stored = ''] = (await secretRecords(dir)).values();
     expect(JSON.parse(stored)).not.toHaveProperty('client');
     expect(stored).not.toContain(WEB_CLIENT.client_secret);
     const exported = await (

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEMORY_AUDIT_FILE, memoryAuditKey, ownerDigest } from '../../src/memory/index.ts';
-import { RECORDS_FILE } from '../../src/store/records/index.ts';
+import { createMemoryAuditLog, ownerDigest } from '../../src/memory/index.ts';
+import { pino } from 'pino';
+import { createRedisRecordStore, RECORDS_FILE } from '../../src/store/records/index.ts';
 import { ALICE, BOB, ROOT, callAs, namedKeys } from '../support/keyed-app.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
@@ -129,10 +130,12 @@ describe('memory over REST (JSONL)', () => {
     expect(erased.body).toMatchObject({ owner: 'alice', erased: { items: 1, profile: true } });
     expect(await readFile(file, 'utf8')).not.toMatch(/green tea|baker/); // compacted away, not only hidden
     expect((await alice('GET', '/api/memory')).body).toMatchObject({ profile: '', items: [] });
-    const audit = (await readFile(join(dir, MEMORY_AUDIT_FILE), 'utf8'))
+    const audit = (await readFile(file, 'utf8'))
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .flatMap((l) => (JSON.parse(l) as { c: { ns: string; val: unknown }[] }).c)
+      .filter((c) => c.ns === 'memory.audit')
+      .map((c) => c.val);
     expect(audit.at(-1)).toMatchObject({ type: 'memoryErased', by: 'alice', owner: 'alice', items: 1, profile: true });
     expect(JSON.stringify(audit)).not.toMatch(/green tea|baker/);
   });
@@ -185,7 +188,10 @@ describe.skipIf(!hasRedisServer())('memory over REST (Redis)', () => {
       });
       expect(await aliceKeys()).toEqual([]);
       expect((await as(one, ALICE)('GET', '/api/memory')).body.items).toEqual([]);
-      const audit = (await probe.lRange(memoryAuditKey(keyPrefix), 0, -1)).map((r) => JSON.parse(r));
+      const records = createRedisRecordStore({ url: redis.url, keyPrefix, log: pino({ level: 'silent' }) });
+      await records.open();
+      const audit = await createMemoryAuditLog({ records, ids: () => 'unused', log: pino({ level: 'silent' }) }).read();
+      await records.close();
       expect(audit).toEqual([expect.objectContaining({ by: 'root', owner: 'alice', items: 1 })]);
     } finally {
       await probe.close();

@@ -2,9 +2,10 @@
  * What the OAuth tests do as a person would, over agentd's REST routes: read a server's record, follow its sign-in
  * URL as a browser (the fixture's authorize endpoint redirects to agentd's callback), call a tool, connect a server.
  */
-import { readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { RECORDS_FILE } from '../../src/store/records/index.ts';
 import type { RunningApp } from './start-app.ts';
 
 export interface ServerRec {
@@ -102,6 +103,18 @@ export async function landAt(callback: URL, cookie?: string): Promise<{ status: 
 /** The `Cookie` header a browser would send back for an answer's `Set-Cookie` (its name and value only). */
 export const cookieOf = (headers: Headers): string | undefined => headers.get('set-cookie')?.split(';')[0];
 
-/** The secret records of a JSONL store's folder: its files but the leases and a write's temporary file. */
-export const secretRecordFiles = async (dataDir: string): Promise<string[]> =>
-  (await readdir(join(dataDir, '.agentd-secrets'))).filter((name) => !/\.(lease|tmp|stale)$/.test(name));
+/**
+ * The secret store's records in a JSONL store's folder (ns `secret` of the record store's file, its lines replayed:
+ * src/store/records/jsonl-lines.ts), by key: each the text the secret store keeps.
+ */
+export async function secretRecords(dataDir: string): Promise<Map<string, string>> {
+  const kept = new Map<string, string>();
+  const text = await readFile(join(dataDir, RECORDS_FILE), 'utf8');
+  for (const line of text.split('\n').filter(Boolean)) {
+    const { c } = JSON.parse(line) as { c: { ns: string; id: string; d?: 1; val?: string }[] };
+    for (const change of c.filter((x) => x.ns === 'secret'))
+      if (change.d === 1) kept.delete(change.id);
+      else kept.set(change.id, change.val!);
+  }
+  return kept;
+}

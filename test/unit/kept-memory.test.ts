@@ -1,21 +1,21 @@
 /**
- * Memory on the record store (src/memory/kept-memory.ts): a call reads the kept fold, never the log again; what was
- * kept before the record store (per-owner JSONL files) is moved over when an owner is first read, vectors included,
- * and an erase removes it there too; memory outlives a restart of the JSONL record store.
+ * Memory on the record store (src/memory/kept-memory.ts): a call reads the kept fold, never the log again; an erase
+ * leaves nothing of the owner on disk while the audit records of erasures stay (audit-log.ts); memory outlives a
+ * restart of the JSONL record store.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeptMemory, legacyMemoryStoresOf, MEMORY_DIR, ownerDigest } from '../../src/memory/index.ts';
+import { createKeptMemory, createMemoryAuditLog, ownerDigest } from '../../src/memory/index.ts';
 import {
   createJsonlRecordStore,
   createMemoryRecordStore,
   RECORDS_FILE,
   type RecordStore,
 } from '../../src/store/records/index.ts';
-import { saved } from './memory-store-contract.ts';
+import { saved } from './memory-fixtures.ts';
 
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -53,38 +53,32 @@ describe('memory on the record store', () => {
     expect(await kept.items('alice')).toEqual([]);
   });
 
-  it('moves memory kept before the record store over at the first read, and erases it there too', async () => {
+  it('erases an owner from the JSONL file, and keeps the audit records of erasures, oldest first, across a restart', async () => {
     const dir = await tempDir();
-    const legacy = legacyMemoryStoresOf({ type: 'jsonl', dir, maxSessionsInMemory: 10 }, log, undefined).store;
-    await legacy.append('alice', [
-      saved('a1', 'Alice drinks tea'),
-      { type: 'itemEmbedded', at: 'x', id: 'a1', model: 'm', vector: [1, 0] },
-      saved('a2', 'Alice lives in Lyon'),
-      { type: 'profileSet', at: 'x', text: 'Alice' },
-    ]);
     const records = createJsonlRecordStore({ dir, log });
     await records.open();
-    const kept = createKeptMemory({ records, legacy, log });
-    expect(await kept.state('alice')).toMatchObject({ profile: 'Alice', count: 2 });
-    expect(await kept.items('alice')).toMatchObject([{ id: 'a1' }, { id: 'a2' }]);
-    expect(await kept.vectors('alice')).toEqual(new Map([['a1', { model: 'm', vector: [1, 0] }]]));
-    // Read again by a new process: moved once, not twice.
+    const kept = createKeptMemory({ records, log });
+    await kept.append('alice', [
+      saved('a1', 'Alice drinks tea'),
+      { type: 'itemEmbedded', at: 'x', id: 'a1', model: 'm', vector: [1, 0] },
+      { type: 'profileSet', at: 'x', text: 'Alice' },
+    ]);
+    let n = 0;
+    const audit = createMemoryAuditLog({ records, ids: () => `audit-${++n}`, log });
+    const erasure = { type: 'memoryErased', by: 'root', owner: 'alice', items: 1, profile: true } as const;
+    await audit.record({ ...erasure, at: '2026-11-29T10:00:01.000Z' });
+    await audit.record({ ...erasure, at: '2026-11-29T10:00:00.000Z', owner: 'bob', items: 0 });
+    expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).toContain('Alice drinks tea');
+    await kept.erase('alice');
+    expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).not.toMatch(/Alice drinks tea|"m"/);
     await records.close();
     const again = createJsonlRecordStore({ dir, log });
     await again.open();
-    const next = createKeptMemory({ records: again, legacy, log });
-    expect(await next.items('alice')).toHaveLength(2);
-    // The erase leaves nothing here (the records file compacted) or there (the legacy file).
-    expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).toContain('Alice drinks tea');
-    await next.erase('alice');
-    expect(await readFile(join(dir, RECORDS_FILE), 'utf8')).not.toMatch(/Alice drinks tea|Lyon|"m"/);
-    expect(await next.state('alice')).toEqual({ profile: '', count: 0, chars: 0, next: 1 });
-    expect(await next.items('alice')).toEqual([]);
-    expect(await next.vectors('alice')).toEqual(new Map());
-    expect(await legacy.read('alice')).toEqual([]);
-    expect(await readdir(join(dir, MEMORY_DIR))).toEqual([]);
-    const restarted = createKeptMemory({ records: again, legacy, log });
-    expect(await restarted.items('alice')).toEqual([]);
+    const restarted = createKeptMemory({ records: again, log });
+    expect(await restarted.state('alice')).toEqual({ profile: '', count: 0, chars: 0, next: 1 });
+    expect(await restarted.vectors('alice')).toEqual(new Map());
+    const read = await createMemoryAuditLog({ records: again, ids: () => 'unused', log }).read();
+    expect(read.map((r) => r.owner)).toEqual(['bob', 'alice']);
     await again.close();
   });
 

@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFileCycles } from '../../tools/eslint/file-cycles.js';
 import { LAYERS } from '../../tools/eslint/layers-config.js';
-import agentd, { componentOf, findCycle } from '../../tools/eslint/layers.js';
+import agentd, { componentOf, findCycle, findFolderCycle } from '../../tools/eslint/layers.js';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -168,6 +168,27 @@ describe('import layers (npm run lint)', () => {
     expect(findCycle(LAYERS.components)).toBeUndefined();
   });
 
+  it("refuses a table whose folders import each other through a sub-folder's row (agent → memory → memory/feature → http → agent)", async () => {
+    const looped = {
+      components: {
+        http: { path: 'src/http', uses: ['agent'] },
+        agent: { path: 'src/agent', uses: ['memory'] },
+        memory: { path: 'src/memory' },
+        memoryFeature: { path: 'src/memory/feature', uses: ['http', 'memory'] },
+      },
+    };
+    expect(findCycle(looped.components)).toBeUndefined(); // row by row it is acyclic
+    expect(findFolderCycle(looped.components)).toEqual(['src/http', 'src/agent', 'src/memory', 'src/http']);
+    await expect(lint('src/agent/fixture.ts', "import '../memory/x.ts';", looped)).rejects.toThrow(
+      /folders import each other in a cycle .*: src\/http → src\/agent → src\/memory → src\/http/,
+    );
+    // The table as it was, the agent using memory: refused.
+    const agent = LAYERS.components['agent']!;
+    const before = { ...LAYERS.components, agent: { path: agent.path, uses: [...(agent.uses ?? []), 'memory'] } };
+    expect(findFolderCycle(before)).toEqual(expect.arrayContaining(['src/agent', 'src/memory', 'src/http']));
+    expect(findFolderCycle(LAYERS.components)).toBeUndefined();
+  });
+
   it('refuses a relative import of anything outside the components: tools/, test/, bench/, package.json, an unlisted folder', async () => {
     const code =
       "import agentd from '../../tools/eslint/layers.js';\nimport { fake } from '../../test/helpers/fake.ts';\nimport type { Run } from '../../bench/run.ts';";
@@ -251,6 +272,27 @@ describe('import layers (npm run lint)', () => {
       expect.stringMatching(
         /^import cycle: machines\/m\.machine\.ts → machines\/n\.machine\.ts → machines\/m\.machine\.ts\./,
       ),
+    ]);
+  });
+
+  it('refuses a cycle of type imports closed by a namespace re-export (export * as)', async () => {
+    const { lintFile } = fixtureRoot({
+      'src/store/index.ts':
+        "export * as records from './records/index.ts';\nexport type StorageConfig = { dir: string };",
+      'src/store/records/index.ts': "export type * from './types.ts';",
+      'src/store/records/types.ts': "import type { Lease } from '../secret-store.ts';\nexport type Held = Lease;",
+      'src/store/secret-store.ts':
+        "import type { StorageConfig } from './index.ts';\nexport interface Lease { at: StorageConfig }",
+    });
+    const messages = await lintFile('src/store/index.ts');
+    expect(messages.map((m) => m.message)).toEqual([
+      expect.stringMatching(
+        /^import cycle: src\/store\/index\.ts → src\/store\/records\/index\.ts → src\/store\/records\/types\.ts → src\/store\/secret-store\.ts → src\/store\/index\.ts\./,
+      ),
+    ]);
+    expect(messages[0]).toMatchObject({ line: 1, column: 27 }); // the specifier, as for any import
+    expect(await lintFile('src/store/index.ts', "export type * as records from './records/index.ts';")).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^import cycle: src\/store\/index\.ts → /) }),
     ]);
   });
 

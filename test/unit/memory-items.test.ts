@@ -19,7 +19,7 @@ import {
   type RecordWrite,
 } from '../../src/store/records/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { saved } from './memory-store-contract.ts';
+import { saved } from './memory-fixtures.ts';
 
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];

@@ -14,12 +14,11 @@ function subject(
 ) {
   let now = T;
   let n = 0;
-  const stores = memoryStoresOf(
-    { type: 'memory', maxSessionsInMemory: 10 },
-    pino({ level: 'silent' }),
-    undefined,
-    createMemoryRecordStore(),
-  );
+  let a = 0;
+  const stores = memoryStoresOf(createMemoryRecordStore(), {
+    log: pino({ level: 'silent' }),
+    ids: () => `audit-${++a}`,
+  });
   const memory = createMemoryService({
     ...stores,
     config,
@@ -219,12 +218,11 @@ function semanticSubject(embedder: ReturnType<typeof fakeEmbedder>['embedder']) 
   let n = 0;
   const warnings: unknown[] = [];
   const log = { warn: (o: unknown) => warnings.push(o), info: () => undefined } as unknown as Logger;
-  const stores = memoryStoresOf(
-    { type: 'memory', maxSessionsInMemory: 10 },
-    pino({ level: 'silent' }),
-    undefined,
-    createMemoryRecordStore(),
-  );
+  let a = 0;
+  const stores = memoryStoresOf(createMemoryRecordStore(), {
+    log: pino({ level: 'silent' }),
+    ids: () => `audit-${++a}`,
+  });
   const memory = createMemoryService({
     ...stores,
     config: { profileMaxChars: 100, searchLimit: 5, ...LIMITS },

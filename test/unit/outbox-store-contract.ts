@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Delivery, EarlierOutbox as OutboxStore, StoredWebhook } from '../../src/webhooks/outbox-store.ts';
+import type { Delivery, OutboxStore, StoredWebhook } from '../../src/webhooks/outbox-store.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../src/config/schema.ts';
 
 /**

@@ -171,7 +171,7 @@ const schedules = createScheduler({
 const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' }, memory: {} });
 /** Memory in memory: the POST saves the item (`item-1`) the DELETE of one item forgets. */
 const memory = createMemoryService({
-  ...memoryStoresOf(config.storage, pino({ level: 'silent' }), undefined, createMemoryRecordStore()),
+  ...memoryStoresOf(createMemoryRecordStore(), { log: pino({ level: 'silent' }), ids: () => 'audit-1' }),
   config: config.memory!,
   clock: { now: () => Date.parse(at) },
   ids: () => 'item-1',

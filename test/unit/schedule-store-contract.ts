@@ -1,6 +1,9 @@
 /** The schedule store's contract (src/schedules/store-types.ts): every engine passes it. */
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { scheduleSchema } from '../../src/config/index.ts';
+import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
+import { createMemoryRecordStore } from '../../src/store/records/index.ts';
 import { scheduleKey, type ScheduleStore, type StoredSchedule } from '../../src/schedules/store-types.ts';
 
 const T = Date.parse('2026-11-27T09:00:00.000Z');
@@ -10,6 +13,10 @@ export const storedSchedule = (id: string): StoredSchedule => ({
   source: 'api',
   createdAt: new Date(T).toISOString(),
 });
+
+/** A schedule store on a record store in memory (nothing outlives the process). */
+export const memoryScheduleStore = (): ScheduleStore =>
+  createRecordScheduleStore({ records: createMemoryRecordStore(), log: pino({ level: 'silent' }) });
 
 /** The key the store keeps `storedSchedule('a')` under (ids live in their owner's namespace). */
 const A = scheduleKey(storedSchedule('a'));

@@ -4,10 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection, closeRedisConnection } from '../../src/redis/index.ts';
-import { createJsonlScheduleStore } from '../../src/schedules/jsonl-schedule-store.ts';
-import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
-import { createRedisScheduleStore } from '../../src/schedules/redis-schedule-store.ts';
 import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
 import {
   createJsonlRecordStore,
@@ -20,24 +16,15 @@ import { scheduleStoreContract, storedSchedule } from './schedule-store-contract
 
 const log = pino({ level: 'silent' });
 
-scheduleStoreContract('memory', () => {
-  const store = createMemoryScheduleStore();
-  return Promise.resolve({ store, reopen: () => Promise.resolve(store) });
-});
-
 /** The store on an opened record store (createApp opens it once for all). */
 const recordStores: RecordStore[] = [];
 afterAll(async () => {
   await Promise.all(recordStores.map((r) => r.close()));
 });
-const onRecords = async (
-  records: RecordStore,
-  legacy?: ReturnType<typeof createJsonlScheduleStore>,
-  kept: RecordStore[] = recordStores,
-) => {
+const onRecords = async (records: RecordStore, kept: RecordStore[] = recordStores) => {
   kept.push(records);
   await records.open();
-  const store = createRecordScheduleStore({ records, log, legacy });
+  const store = createRecordScheduleStore({ records, log });
   await store.open();
   return store;
 };
@@ -51,44 +38,11 @@ const dirs: string[] = [];
 afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
-scheduleStoreContract('jsonl', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentd-schedules-'));
-  dirs.push(dir);
-  const openOne = async () => {
-    const store = createJsonlScheduleStore(dir, log);
-    await store.open();
-    return store;
-  };
-  return { store: await openOne(), reopen: openOne };
-});
-
 scheduleStoreContract('records on jsonl', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentd-schedules-'));
   dirs.push(dir);
   const openOne = () => onRecords(createJsonlRecordStore({ dir, log }));
   return { store: await openOne(), reopen: openOne };
-});
-
-describe('schedules on the record store', () => {
-  it("take over an earlier store's schedules and runs once", async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentd-schedules-'));
-    dirs.push(dir);
-    const old = createJsonlScheduleStore(dir, log);
-    await old.open();
-    await old.saveSchedule(storedSchedule('nightly'));
-    await old.claim('nightly', Date.parse('2026-11-27T03:00:00.000Z'));
-    await old.saveSchedule(storedSchedule('gone'));
-    await old.removeSchedule('gone'); // an earlier agentd named the removal of alice's schedule by its bare id
-    await old.close();
-    const legacy = () => createJsonlScheduleStore(dir, log);
-    const first = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
-    expect((await first.schedules()).map((s) => s.id)).toEqual(['nightly']);
-    // An earlier store kept the fires of alice's schedule under its bare id: they are taken over under its key.
-    expect(await first.unsent()).toEqual([expect.objectContaining({ scheduleId: 'alice/nightly', status: 'claimed' })]);
-    await first.removeSchedule('alice/nightly');
-    const second = await onRecords(createJsonlRecordStore({ dir, log }), legacy());
-    expect(await second.schedules()).toEqual([]); // not taken over again
-  });
 });
 
 describe('schedules kept before ids were scoped per owner', () => {
@@ -122,29 +76,17 @@ describe('schedules kept before ids were scoped per owner', () => {
 
 describe.skipIf(!hasRedisServer())('redis', () => {
   let redis: RedisServer | undefined;
-  const connections: ReturnType<typeof createRedisConnection>[] = [];
   beforeAll(async () => {
     redis = await startRedis();
   });
   const onRedis: RecordStore[] = [];
   afterAll(async () => {
     await Promise.all(onRedis.map((r) => r.close()));
-    await Promise.all(connections.map(closeRedisConnection));
     await redis?.stop();
-  });
-  scheduleStoreContract('redis', () => {
-    const prefix = `t${randomUUID()}:`;
-    const openOne = async () => {
-      const connection = createRedisConnection(redis!.url, 'test', log);
-      connections.push(connection);
-      await connection.connect();
-      return createRedisScheduleStore(connection, prefix);
-    };
-    return openOne().then((store) => ({ store, reopen: openOne }));
   });
   scheduleStoreContract('records on redis', async () => {
     const keyPrefix = `t${randomUUID()}:`;
-    const openOne = () => onRecords(createRedisRecordStore({ url: redis!.url, keyPrefix, log }), undefined, onRedis);
+    const openOne = () => onRecords(createRedisRecordStore({ url: redis!.url, keyPrefix, log }), onRedis);
     return { store: await openOne(), reopen: openOne };
   });
 });

@@ -1,26 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sharedSecret, type SecretStore } from '../../src/store/secret-store.ts';
 import { until } from '../support/wait.ts';
 
 /**
- * The SecretStore port's contract (src/store/secret-store.ts); every engine runs it with its own factory.
- * `reopen` (durable engines) opens a second store over the same medium, as a restart or another instance would.
+ * The SecretStore port's contract (src/store/secret-store.ts); it runs on every record store engine, each with its
+ * own factory (which opens the record store and closes it after the file). `reopen` (durable engines) gives a second
+ * store over the same medium, as a restart or another instance would.
  */
 export function secretStoreContract(
   name: string,
   make: () => Promise<{ store: SecretStore; reopen?: () => Promise<SecretStore> }>,
 ): void {
   describe(`SecretStore contract: ${name}`, () => {
-    const opened: SecretStore[] = [];
-    const subject = async () => {
-      const s = await make();
-      await s.store.open();
-      opened.push(s.store);
-      return s;
-    };
-    afterEach(async () => {
-      await Promise.all(opened.splice(0).map((s) => s.close()));
-    });
+    const subject = make;
 
     it('answers undefined for a key never set', async () => {
       const { store } = await subject();
@@ -83,12 +75,7 @@ export function secretStoreContract(
 
     /** Two more open stores over the subject's medium (none for an engine without one). */
     const othersOf = async (s: Awaited<ReturnType<typeof subject>>) => {
-      const others = s.reopen ? await Promise.all([s.reopen(), s.reopen()]) : [];
-      for (const other of others) {
-        await other.open();
-        opened.push(other);
-      }
-      return others;
+      return s.reopen ? await Promise.all([s.reopen(), s.reopen()]) : [];
     };
 
     it('of concurrent claims exactly one wins, also across stores over the same medium', async () => {
@@ -117,8 +104,6 @@ export function secretStoreContract(
       if (!s.reopen) return ctx.skip();
       await s.store.set('oauth-shared', 'v1');
       const again = await s.reopen();
-      await again.open();
-      opened.push(again);
       expect(await again.get('oauth-shared')).toBe('v1');
       await again.set('oauth-shared', 'v2');
       expect(await s.store.get('oauth-shared')).toBe('v2');

@@ -9,6 +9,7 @@ import { createAsked } from '../../src/agent/questions/asked.ts';
 import { decide, decideOpen, type Live, type SessionCommand } from '../../src/agent/session/decide.ts';
 import { evolve, foldSession } from '../../src/agent/session/state.ts';
 import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
+import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
 import type { TurnMessage } from '../../src/conversation/turn-contract.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
@@ -546,22 +547,79 @@ describe("an MCP App's call (a turn whose one step is the app's call)", () => {
     ...(result(turnId, callId) as SessionEventOf<'toolResult'>),
     appCallId: 'shown',
   });
-  const appMessage = (turnId: string): TurnMessage => ({
-    ...message(turnId),
-    content: '',
-    app: { appCallId: 'shown' },
+  const shown = (serverId: string, app: SessionEventOf<'toolResult'>['app']): SessionEvent => ({
+    ...(result('t0', 'shown') as SessionEventOf<'toolResult'>),
+    serverId,
+    ...(app && { app }),
+  });
+  const kept = { resourceUri: 'ui://charts/view', mimeType: 'text/html;profile=mcp-app' as const, html: '<p>' };
+  const tool = (serverId: string): ModelTool => ({
+    name: `${serverId}--refresh`,
+    description: '',
+    parameters: { type: 'object' },
+    serverId,
+    toolName: 'refresh',
+  });
+  const appCallOf = (turnId: string, tools = [tool('charts')], appCallId = 'shown'): SessionCommand => ({
+    type: 'appCall',
+    correlationId: `c-${turnId}`,
+    request: { turnId, appCallId, callId: `call-${turnId}`, name: 'refresh', args: { n: 1 }, tools },
+  });
+  const decided = (turnId: string, serverId = 'charts') => ({
+    type: 'appCall',
+    message: {
+      turnId,
+      correlationId: `c-${turnId}`,
+      content: '',
+      app: { appCallId: 'shown', call: { callId: `call-${turnId}`, tool: tool(serverId), args: { n: 1 } } },
+    },
   });
 
-  it('runs as a turn of its own, behind a running one without being stored (its caller waits for it); a closed session takes none', () => {
-    given()
-      .when({ type: 'appCall', message: appMessage('a1') })
-      .then({ type: 'appCall' });
-    given(user('t1'))
-      .when({ type: 'appCall', message: appMessage('a1') }, { running: true, busy: true, queue: [message('t1')] })
-      .then({ type: 'appCall' });
-    given()
-      .when({ type: 'appCall', message: appMessage('a1') }, { closedBy: 'moved' })
+  it("runs as a turn of its own with its app's server's tool, behind a running one without being stored; a closed session takes none", () => {
+    given(shown('charts', kept))
+      .when(appCallOf('a1', [tool('other'), tool('charts')]))
+      .then(decided('a1'));
+    given(shown('charts', kept), user('t1'))
+      .when(appCallOf('a1'), { running: true, busy: true, queue: [message('t1')] })
+      .then(decided('a1'));
+    given(shown('charts', kept))
+      .when(appCallOf('a1'), { closedBy: 'moved' })
       .refused('AGENT_ERROR', { reason: 'moved' });
+  });
+
+  it('given no app kept with the call (no result of it, a note, or a later result without one), it is APP_NOT_FOUND', () => {
+    given().when(appCallOf('a1')).refused('APP_NOT_FOUND', { callId: 'shown' });
+    given(shown('charts', kept))
+      .when(appCallOf('a1', [tool('charts')], 'other'))
+      .refused('APP_NOT_FOUND');
+    given(shown('charts', { resourceUri: 'ui://charts/view', note: 'too large' }))
+      .when(appCallOf('a1'))
+      .refused('APP_NOT_FOUND');
+    given(shown('charts', kept), shown('charts', undefined)).when(appCallOf('a1')).refused('APP_NOT_FOUND');
+  });
+
+  it("given a tool of another server only, or none that apps may call, it is FORBIDDEN app_tool, naming the app's server", () => {
+    given(shown('charts', kept))
+      .when(appCallOf('a1', [tool('other')]))
+      .refused('FORBIDDEN', { reason: 'app_tool', serverId: 'charts', name: 'refresh' });
+    given(shown('charts', kept)).when(appCallOf('a1', [])).refused('FORBIDDEN', { reason: 'app_tool' });
+  });
+
+  it('given a reset, or a session read from its compaction (whose event carries its apps), the app is still kept', () => {
+    given(shown('charts', kept), { v, type: 'reset' }).when(appCallOf('a1')).then(decided('a1'));
+    const compacted: SessionEvent = {
+      v,
+      type: 'contextCompacted',
+      method: 'clearToolResults',
+      trigger: 'manual',
+      upToSeq: 1,
+      readFrom: 3,
+      tokensBefore: 10,
+      tokensAfter: 5,
+      usageTotal: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      apps: { shown: 'charts' },
+    };
+    given(user('t2'), compacted).when(appCallOf('a1')).then(decided('a1'));
   });
 
   it('given its call settled, its turn is over (no reply): nothing is resumed or ended at open', () => {

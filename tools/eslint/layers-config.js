@@ -19,7 +19,6 @@ const LEAVES = [
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
 const SESSION_USES = [
   'config',
-  'memory',
   'bus',
   'llm',
   'store',
@@ -89,8 +88,8 @@ export const LAYERS = {
     // Principals and scopes: who a request acts for, from its bearer credential (keys, JWT).
     auth: { path: 'src/auth', uses: [...LEAVES, 'config'] },
     store: { path: 'src/store', uses: [...LEAVES, 'config', 'redis'] },
-    // Memory per principal: an append-only log per owner, searched and folded for the model's tools and prompt.
-    memory: { path: 'src/memory', uses: [...LEAVES, 'config', 'store', 'redis'] },
+    // Memory per principal: an append-only log per owner on the record store, searched and folded for the model's tools.
+    memory: { path: 'src/memory', uses: [...LEAVES, 'config', 'store'] },
     // The conversation's domain: session events, tool shapes, pure turn steps, the records the outside sees.
     conversation: { path: 'src/conversation', uses: [...LEAVES] },
     llm: { path: 'src/llm', uses: [...LEAVES, 'config', 'conversation'] },

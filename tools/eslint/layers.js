@@ -10,7 +10,9 @@
  *   error: every file under `src/` and `machines/` belongs to a component of the table.
  * - A relative import from one component to another is allowed only when the importer lists the
  *   target in `uses`. The `uses` graph must be acyclic: a cycle is a configuration error, thrown
- *   when the rule starts, so no two folders can ever import each other.
+ *   when the rule starts, so no two folders can ever import each other. So must it be folder by folder
+ *   (`folderOf`: a sub-folder's or a file's row counts with the top folder it lies in, `src/memory/feature`
+ *   with `src/memory`): a folder never imports a folder that imports it, through any row.
  * - A relative import of a path that belongs to no component (`tools/`, `test/`, `bench/`, `web/`,
  *   package.json, an unlisted folder) is an error: components import only components. JSON and other
  *   assets inside a component are imported like its code.
@@ -54,6 +56,31 @@ export function findCycle(components) {
   return undefined;
 }
 
+/** The top folder a component lies in: `src/<name>` (a file there too), else its first segment (`machines`). @param {string} path */
+export const folderOf = (path) =>
+  path
+    .split('/')
+    .slice(0, path.startsWith('src/') ? 2 : 1)
+    .join('/');
+
+/**
+ * A cycle of the table folder by folder (each row counted with its top folder, imports within a folder left out),
+ * as folders, or undefined. @param {Record<string, Component>} components
+ */
+export function findFolderCycle(components) {
+  /** @type {Record<string, { path: string, uses: string[] }>} */
+  const folders = {};
+  for (const { path, uses = [] } of Object.values(components)) {
+    const folder = folderOf(path);
+    const row = (folders[folder] ??= { path: folder, uses: [] });
+    for (const used of uses) {
+      const target = components[used] && folderOf(components[used].path);
+      if (target && target !== folder && !row.uses.includes(target)) row.uses.push(target);
+    }
+  }
+  return findCycle(folders);
+}
+
 /** @param {string} file repository-relative, `/`-separated @param {Record<string, Component>} components */
 export function componentOf(file, components) {
   let best;
@@ -90,6 +117,11 @@ const layers = {
     const { root, components, externals = {} } = options;
     const cycle = findCycle(components);
     if (cycle) throw new Error(`agentd/layers: the components import each other in a cycle: ${cycle.join(' → ')}`);
+    const folders = findFolderCycle(components);
+    if (folders)
+      throw new Error(
+        `agentd/layers: the folders import each other in a cycle (a sub-folder's row counts with its folder): ${folders.join(' → ')}`,
+      );
     /** @param {string} absolute */
     const repoPath = (absolute) => relative(root, absolute).split('\\').join('/');
     const file = repoPath(context.filename);

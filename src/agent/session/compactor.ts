@@ -31,6 +31,8 @@ export interface CompactorDeps
   toolChars: () => number;
   /** The seq of the oldest message still queued (its turn not started), if any. */
   queuedFrom: () => number | undefined;
+  /** The apps kept with the session's tool calls (SessionState `apps`), carried by the compaction's event. */
+  apps: () => ReadonlyMap<string, string> | undefined;
   /** Stores a fact of the session (its output's `record`). */
   record: SessionOutput['record'];
 }
@@ -77,6 +79,7 @@ export function createCompactor(deps: CompactorDeps) {
       readFrom: Math.max(1, queued === undefined ? start : Math.min(start, queued)),
       tokensBefore: tokens,
       ...(input.key && { turnId: input.key.turnId }),
+      ...(deps.apps()?.size && { apps: Object.fromEntries(deps.apps()!) }),
     };
     let event: SessionEventOf<'contextCompacted'>;
     if (plan.method === 'clearToolResults') {

@@ -10,9 +10,11 @@
  *   so; or it is among the state's recent turns), not queued: a caller retries a message under its own turn id and it
  *   runs once. One that finds the session idle with nothing waiting starts its turn now (`start`); any other waits,
  *   recorded first as `messageQueued` (`queue`).
- * - `appCall` (an MCP App's call of a tool, its message's `app`): it runs as a turn of its own, in the queue's order,
- *   at once when nothing runs; one that waits is held in memory only (never `messageQueued`: its caller waits for it,
- *   so a restart that loses it loses its caller too).
+ * - `appCall` (an MCP App's call of a tool, AppCallRequest): the app must be kept with the session's call `appCallId`
+ *   (the state's `apps`), else APP_NOT_FOUND; the tool one of `tools` (the catalogue's tools apps may call, named as
+ *   asked) of that app's own server, else FORBIDDEN `reason: "app_tool"`. It runs as a turn of its own (its
+ *   message's `app`), in the queue's order, at once when nothing runs; one that waits is held in memory only (never
+ *   `messageQueued`: its caller waits for it, so a restart that loses it loses its caller too).
  * - `answer`: the question must be pending and of the answer's family (`{ decision }`: an approval or a
  *   sampling request; `{ action }`: an elicitation; `{ content, error? }`: a client tool call), else its
  *   NOT_FOUND (never asked, or of another family); and still held by the running turn (`live.held`), else
@@ -41,7 +43,7 @@ import {
   type QuestionFamily,
 } from '../../conversation/questions.ts';
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
-import type { TurnMessage } from '../../conversation/turn-contract.ts';
+import type { AppCallRequest, AppToolCall, TurnMessage } from '../../conversation/turn-contract.ts';
 import { AppError } from '../../errors/index.ts';
 import { sessionIdOf } from '../../session-id.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
@@ -53,7 +55,7 @@ import type { SessionState } from './state.ts';
 
 export type SessionCommand =
   | { type: 'send'; message: TurnMessage; stored?: boolean }
-  | { type: 'appCall'; message: TurnMessage }
+  | { type: 'appCall'; request: AppCallRequest; correlationId: string }
   | ({ type: 'answer' } & AnswerCommand)
   | { type: 'cancel' }
   | { type: 'reset' }
@@ -84,7 +86,7 @@ export interface Decisions {
     | { type: 'duplicate'; turnId: string; queued: boolean }
     | { type: 'start' }
     | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
-  appCall: { type: 'appCall' };
+  appCall: { type: 'appCall'; message: TurnMessage & { app: Required<AppToolCall> } };
   answer: { type: 'answer'; question: Question; answer: QuestionAnswer };
   cancel: { type: 'cancel' } | { type: 'ignore' };
   reset: { type: 'reset' };
@@ -118,7 +120,7 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
     }
     case 'appCall':
       if (closed !== undefined) throw closedError(sessionId, closed);
-      return { type: 'appCall' };
+      return decideAppCall(command, state);
     case 'answer':
       return { type: 'answer', ...decideAnswer(command, state, live) };
     case 'cancel':
@@ -128,6 +130,28 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
       if (closed !== undefined) throw closedError(sessionId, closed);
       return { type: command.type };
   }
+}
+
+function decideAppCall({ request, correlationId }: Extract<SessionCommand, { type: 'appCall' }>, state: SessionState) {
+  const { turnId, appCallId, callId, args } = request;
+  const serverId = state.apps?.get(appCallId);
+  if (serverId === undefined)
+    throw new AppError('APP_NOT_FOUND', `No app is kept with call "${appCallId}" of this session`, {
+      callId: appCallId,
+    });
+  const tool = request.tools.find((t) => t.serverId === serverId && t.toolName === request.name);
+  if (!tool)
+    throw new AppError(
+      'FORBIDDEN',
+      `The app may not call "${request.name}": not a tool of its server that apps may call`,
+      {
+        reason: 'app_tool',
+        serverId,
+        name: request.name,
+      },
+    );
+  const app = { appCallId, call: { callId, tool, args } };
+  return { type: 'appCall' as const, message: { turnId, correlationId, content: '', app } };
 }
 
 const waitsFor = (family: QuestionFamily) => (family === 'clientTool' ? "the client's result" : 'approval');

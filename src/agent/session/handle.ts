@@ -63,8 +63,7 @@ export function createHandler(
   });
   const notStored = (err: unknown) =>
     isOutboxClosed(err) ? closedError(sessionId, life.closedBy ?? 'closed') : storageFailure('message', err);
-  const messageOf = (command: HandledCommand) =>
-    (command as Extract<SessionCommand, { type: 'send' | 'appCall' }>).message;
+  const messageOf = (command: HandledCommand) => (command as Extract<SessionCommand, { type: 'send' }>).message;
   const correlationOf = (command: HandledCommand) => command.correlationId ?? sessionId;
 
   const carryOut: CarryOut = {
@@ -96,9 +95,9 @@ export function createHandler(
         ),
       );
     },
-    appCall(_, command) {
+    appCall({ message }) {
       const queued = !snapshot().matches('idle') || snapshot().context.queue.length > 0;
-      actor.send({ type: 'MESSAGE', message: messageOf(command) });
+      actor.send({ type: 'MESSAGE', message });
       return { queued };
     },
     answer({ question, answer }, command) {

@@ -12,7 +12,7 @@
  * - Memory is bounded: a session is read from its latest compaction on.
  */
 import type { AnswerCommand } from '../../conversation/questions.ts';
-import type { TurnMessage } from '../../conversation/turn-contract.ts';
+import type { AppCallRequest, TurnMessage } from '../../conversation/turn-contract.ts';
 import { closedError } from './decide.ts';
 import { createHandler, type SendOutcome } from './handle.ts';
 import { foldSession } from './state.ts';
@@ -53,8 +53,9 @@ export async function openSession(deps: SessionDeps) {
     async send(message: TurnMessage, stored?: boolean): Promise<SendOutcome> {
       return await handle({ type: 'send', message, ...(stored !== undefined && { stored }) });
     },
-    /** Queues an MCP App's call of a tool (`message.app`) as a turn of its own (decide.ts); `queued` when it waits. */
-    appCall: (message: TurnMessage): { queued: boolean } => handle({ type: 'appCall', message }),
+    /** Queues an MCP App's call of a tool as a turn of its own (decide.ts); `queued` when it waits. */
+    appCall: (request: AppCallRequest, correlationId: string): { queued: boolean } =>
+      handle({ type: 'appCall', request, correlationId }),
     /** Aborts the running turn; false when none runs. */
     cancel: (): boolean => handle({ type: 'cancel' }),
     /** Compacts the history between turns: the stored `contextCompacted`, or `undefined` when nothing was compacted. */

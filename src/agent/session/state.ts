@@ -14,7 +14,10 @@
  *   turn's end or a reset; closed ones are remembered by id with the family of answers they took; and the remote
  *   tasks of calls without a result (remote-tasks.ts); and the ids of its last RECENT_TURNS turns (their
  *   `messageQueued` or `userMessage`), which a retry of a message with its own turn id finds before the store's turn
- *   index could (decide.ts); and the turns another turn's start left without an end (`unended`).
+ *   index could (decide.ts); and the turns another turn's start left without an end (`unended`); and the MCP Apps kept
+ *   with its tool calls (`apps`: a call's last `toolResult` kept an app, not a note), which an app's call is decided
+ *   against (decide.ts): kept across resets, as the log keeps the results that hold them, and across a compaction,
+ *   whose event carries them (a session read from its `readFrom` knows them).
  */
 import type { Question, QuestionFamily } from '../../conversation/questions.ts';
 import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversation/questions.ts';
@@ -51,6 +54,8 @@ export interface SessionState {
   readonly remoteTasks: RemoteTasks;
   /** The ids of the last RECENT_TURNS turns folded in, oldest first. */
   readonly recentTurns: string[];
+  /** The apps kept with tool calls: the call's id → its server's id (made with the first: most sessions keep none). */
+  apps: Map<string, string> | undefined;
 }
 
 /** How many turn ids a session remembers (a retry of a turn within them is found without the store). */
@@ -71,6 +76,7 @@ export function initialState(sessionId: string): SessionState {
     closed: new Map(),
     remoteTasks: new Map(),
     recentTurns: [],
+    apps: undefined,
   };
 }
 
@@ -85,6 +91,9 @@ export function evolve(state: SessionState, { seq, event: e }: Stored): SessionS
   state.openTurn = evolveOpenTurn(state.openTurn, e);
   evolveQuestions(state, e);
   evolveRemoteTasks(state.remoteTasks, e);
+  if (e.type === 'toolResult') evolveApps(state, e);
+  else if (e.type === 'contextCompacted' && e.apps)
+    for (const [callId, serverId] of Object.entries(e.apps)) (state.apps ??= new Map()).set(callId, serverId);
   if ((e.type === 'messageQueued' || e.type === 'userMessage') && !state.recentTurns.includes(e.turnId)) {
     state.recentTurns.push(e.turnId);
     if (state.recentTurns.length > RECENT_TURNS) state.recentTurns.shift();
@@ -130,6 +139,11 @@ function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): vo
     default:
       return;
   }
+}
+
+function evolveApps(state: SessionState, e: SessionEventOf<'toolResult'>): void {
+  if (e.app && !('note' in e.app)) (state.apps ??= new Map()).set(e.callId, e.serverId);
+  else state.apps?.delete(e.callId);
 }
 
 function evolveQuestions(state: SessionState, e: SessionEvent): void {

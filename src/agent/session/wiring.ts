@@ -135,6 +135,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
       usage,
       toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
+      apps: () => state.apps,
       systemPrompt: deps.systemPrompt,
       record: output.record,
     }),

@@ -11,8 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { systemClock } from '../../clock.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
 import { closeRedisConnection, createRedisConnection, safeRedisUrl, storageFailure } from '../../redis/index.ts';
-import { RELEASE_IF_OWNER } from '../secret-store.ts';
-import { COMMIT, COUNT, QUERY } from './redis-scripts.ts';
+import { COMMIT, COUNT, QUERY, RELEASE_IF_OWNER } from './redis-scripts.ts';
 import type { RecordQuery, RecordStore, RecordStoreDeps, StoredRecord } from './types.ts';
 import { checkId, checkName, checkQuery, prepare, recordKey, type Prepared } from './writes.ts';
 

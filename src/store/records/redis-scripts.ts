@@ -114,3 +114,7 @@ return out`;
 /** A group's size: ARGV[3] its key (after the prefix). */
 export const COUNT = `${PURGE}
 return redis.call('ZCARD', p .. ARGV[3])`;
+
+/** Deletes KEYS[1] when it holds ARGV[1] (a lease's owner): a release never ends a lease someone else took since. */
+export const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;

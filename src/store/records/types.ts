@@ -22,14 +22,17 @@
  *   next compaction).
  * - **Leases.** `claim(ns, id, ttlMs)` takes a lease on (ns, id), apart from the record, for every store on the
  *   medium: a Lease when no one holds it or the holder's ran out, else undefined; of concurrent claims at most one
- *   wins; `release()` leaves alone a lease someone else took after it ran out (as secret-store.ts' `claim`).
+ *   wins; `release()` leaves alone a lease someone else took after it ran out.
  * - Names: a namespace or index is `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`; an id or group is 1 to 1024 characters.
  */
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../log/index.ts';
-import type { Lease } from '../secret-store.ts';
 
-export type { Lease } from '../secret-store.ts';
+/** A lease taken by `claim`. */
+export interface Lease {
+  /** Ends the lease, unless it ran out and someone else took it since (then it leaves theirs alone). */
+  release(): Promise<void>;
+}
 
 /** A record as kept: its value and version (1 when created, +1 at each put). */
 export interface StoredRecord {
