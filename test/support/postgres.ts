@@ -63,6 +63,9 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
+/** The server's settings for tests: loopback only, no fsync (a crash of the machine loses nothing a test needs). */
+const SETTINGS = '-c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200';
+
 /** Runs a server binary as the postgres user. */
 const asPostgres = (bin: string, args: string[]) =>
   execFileSync('runuser', ['-u', 'postgres', '--', bin, ...args], { stdio: 'pipe', timeout: 120_000 });
@@ -101,14 +104,24 @@ export async function startPostgres(): Promise<PostgresServer> {
     '--locale=C',
     '-N',
   ]);
-  const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`;
   const pgCtl = (args: string[]) => asPostgres(join(bin, 'pg_ctl'), ['-D', data, ...args]);
+  const launch = (at: number) => pgCtl(['-o', `-p ${at} -k ${dir} ${SETTINGS}`, '-l', join(dir, 'log'), '-w', 'start']);
+  // Postgres takes no port 0: a free one is picked, and another when it was taken before the server bound it.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      launch(port);
+      break;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
   const urlOf = (db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
   const url = urlOf('postgres');
-  const start = async () => {
-    pgCtl(['-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
-    await vi.waitFor(async () => {
+  /** Resolves once the server answers a query. */
+  const answering = () =>
+    vi.waitFor(async () => {
       const probe = new pg.Client({ connectionString: url });
       try {
         await probe.connect();
@@ -117,8 +130,11 @@ export async function startPostgres(): Promise<PostgresServer> {
         await probe.end().catch(() => undefined);
       }
     }, PATIENT);
+  const start = async () => {
+    launch(port);
+    await answering();
   };
-  await start();
+  await answering();
   const query = async (text: string, values?: unknown[]) => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
