@@ -1,4 +1,4 @@
-/** `storage`: where session logs are kept (jsonl, memory or redis). */
+/** `storage`: where session logs are kept (jsonl, memory, redis or postgres). */
 import { z } from 'zod';
 import { positiveInt } from './numbers.ts';
 import { LEGACY_STORAGE_DIR } from './storage-dir.ts';
@@ -48,4 +48,28 @@ export const storageSchema = z.discriminatedUnion('type', [
       maxSessionsInMemory,
     })
     .describe('One Redis Stream per session; every instance sharing the Redis serves every session (see Scaling out).'),
+  z
+    .strictObject({
+      type: z.literal('postgres'),
+      url: z
+        .url({ protocol: /^postgres(ql)?$/ })
+        .describe(
+          '`postgres://user:password@host:5432/database`; TLS as its `sslmode` says (`?sslmode=verify-full&sslrootcert=/path/ca.pem`). The password is redacted in messages, logs and the export.',
+        ),
+      schema: z
+        .string()
+        .min(1)
+        .max(63)
+        .default('public')
+        .describe(
+          "The schema holding agentd's tables (`agentd_*`); it must exist, agentd makes and migrates the tables in it at start.",
+        ),
+      pool: positiveInt(10).describe(
+        'Connections to the database at most per store: agentd opens two (sessions, records), so up to twice this per instance.',
+      ),
+      maxSessionsInMemory,
+    })
+    .describe(
+      'The store of record for production: session logs, leases, fencing tokens and feature records in PostgreSQL tables (see [PostgreSQL](postgres.md): durability, backups).',
+    ),
 ]);

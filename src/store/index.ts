@@ -1,5 +1,6 @@
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
+import { createPostgresStore } from './postgres/event-store.ts';
 import { createRedisStore } from './redis-store.ts';
 import type { EventStore, StorageConfig, StoreDeps, StoreEvent } from './types.ts';
 
@@ -9,6 +10,7 @@ export { fencedError, isFenced } from './fenced.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
+export { createPostgresStore, type PostgresEventStore, type PostgresStoreOptions } from './postgres/event-store.ts';
 /** The one storage port for feature state (records/types.ts), its engines, typed layer and per-owner folded logs. */
 export * as records from './records/index.ts';
 
@@ -21,6 +23,8 @@ export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: 
       return createMemoryStore<E>(deps);
     case 'redis':
       return createRedisStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
+    case 'postgres':
+      return createPostgresStore({ ...deps, url: storage.url, schema: storage.schema, pool: storage.pool });
   }
 }
 

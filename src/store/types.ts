@@ -3,7 +3,10 @@ import type { Logger } from '../log/index.ts';
 
 /** What the store needs of `storage` in the agent config. */
 export type StorageConfig =
-  { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
+  | { type: 'jsonl'; dir: string }
+  | { type: 'memory' }
+  | { type: 'redis'; url: string; keyPrefix: string }
+  | { type: 'postgres'; url: string; schema: string; pool: number };
 
 /** An event the store can keep: a JSON object with a `type`, and a non-empty `turnId` when it belongs to a turn. */
 export interface StoreEvent {

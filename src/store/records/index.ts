@@ -5,6 +5,7 @@
 import type { StorageConfig } from '../types.ts';
 import { createJsonlRecordStore } from './jsonl-engine.ts';
 import { createMemoryRecordStore } from './memory-engine.ts';
+import { createPostgresRecordStore } from './postgres-engine.ts';
 import { createRedisRecordStore } from './redis-engine.ts';
 import type { RecordStore, RecordStoreDeps } from './types.ts';
 
@@ -12,6 +13,7 @@ export type * from './types.ts';
 export { createJsonlRecordStore, RECORDS_FILE, type JsonlRecordStoreOptions } from './jsonl-engine.ts';
 export { createMemoryRecordStore } from './memory-engine.ts';
 export { createRedisRecordStore, type RedisRecordStoreOptions } from './redis-engine.ts';
+export { createPostgresRecordStore, type PostgresRecordStoreOptions } from './postgres-engine.ts';
 export { collection, type Collection, type Item } from './collection.ts';
 export { foldedLog, type AlsoOnAppend, type FoldedLog } from './folded-log.ts';
 
@@ -24,5 +26,7 @@ export function createRecordStore(storage: StorageConfig, deps: RecordStoreDeps)
       return createMemoryRecordStore(deps);
     case 'redis':
       return createRedisRecordStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
+    case 'postgres':
+      return createPostgresRecordStore({ ...deps, url: storage.url, schema: storage.schema, pool: storage.pool });
   }
 }

@@ -1,0 +1,91 @@
+/**
+ * The PostgreSQL engines' connections: one `pg` pool per store, the URL without its password for every message, and
+ * how a failure reads. Every statement is parameterised; the one name put into SQL text is the schema, quoted as an
+ * identifier (`qualify`).
+ */
+import pg from 'pg';
+import { AppError, isAppError, messageOf } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+
+/** What the engines take of `storage: { type: postgres }`. */
+export interface PostgresOptions {
+  url: string;
+  /** The schema holding agentd's tables (it must exist; default `public`). */
+  schema: string;
+  /** Connections per store at most. */
+  pool: number;
+  log: Logger;
+}
+
+/** The URL without its password (user, host, port, database and parameters kept), for messages and logs. */
+export function safePostgresUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/**
+ * A pool over `url`: TLS as the URL's `sslmode` says (pg's reading of it), at most `size` connections. An idle
+ * connection that breaks is logged and dropped (the pool makes a new one on demand), never thrown.
+ */
+export function createPool(options: PostgresOptions, what: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.pool,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'agentd',
+  });
+  pool.on('error', (err) =>
+    options.log.warn({ err: messageOf(err), postgres: safePostgresUrl(options.url) }, `${what}: a connection broke`),
+  );
+  return pool;
+}
+
+/** `<schema>.` for SQL text: every `@.` of `text` becomes the quoted schema and a dot. */
+export const qualify =
+  (schema: string) =>
+  (text: string): string =>
+    text.replaceAll('@.', `${pg.escapeIdentifier(schema)}.`);
+
+/** SQLSTATE classes of a server that cannot serve now: connection (08), resources (53), operator (57), system (58). */
+const UNAVAILABLE = /^(08|53|57|58)/;
+
+/** Whether `err` says the database could not be reached or could not serve (rather than refusing a statement). */
+export function isOutage(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code !== 'string' || UNAVAILABLE.test(code) || /^E[A-Z]+$/.test(code);
+}
+
+/**
+ * How a store on Postgres fails a call (`what`: the store as users read it): an AppError passes as it is; an outage
+ * is logged (`<what>: <op> failed`, the URL without password) and rejects as SERVICE_UNAVAILABLE `reason: "storage"`;
+ * any other refusal of the database is a bug here: INTERNAL_ERROR with its SQLSTATE.
+ */
+export const postgresFailure =
+  (log: Logger, where: string, what: string) =>
+  (op: string) =>
+  (err: unknown): never => {
+    if (isAppError(err)) throw err;
+    const cause = messageOf(err);
+    log.error({ err: cause, postgres: where }, `${what}: ${op} failed`);
+    if (!isOutage(err))
+      throw new AppError('INTERNAL_ERROR', `The ${what} (PostgreSQL) refused ${op}: ${cause}`, {
+        sqlstate: (err as { code?: string }).code,
+      });
+    throw new AppError('SERVICE_UNAVAILABLE', `The ${what} (PostgreSQL) is unavailable: ${cause}`, {
+      reason: 'storage',
+      cause,
+    });
+  };
+
+/** What stops agentd at start: the database at `where` cannot be used, and why (a wrong URL, a password, no database). */
+export const cannotOpen = (where: string, err: unknown): AppError =>
+  new AppError('SERVICE_UNAVAILABLE', `cannot use PostgreSQL at ${where}: ${messageOf(err)}`, {
+    reason: 'storage',
+    ...(typeof (err as { code?: unknown }).code === 'string' && { sqlstate: (err as { code: string }).code }),
+  });
