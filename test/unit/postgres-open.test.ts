@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
+import { createPool, withClient } from '../../src/store/postgres/connection.ts';
 import { createPostgresStore } from '../../src/store/postgres/event-store.ts';
 import { SCHEMA_VERSION } from '../../src/store/postgres/migrations.ts';
 import { hasPostgres, startPostgres, type PostgresServer } from '../support/postgres.ts';
@@ -38,6 +39,22 @@ describe.skipIf(!enabled)('postgres store: opening', () => {
       expect(version.rows).toEqual([{ version: SCHEMA_VERSION }]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('a connection the server ends while the store holds it is discarded, its error never thrown at the process', async () => {
+    const pool = createPool({ url: server!.url, schema: 'public', pool: 1, log }, 'test');
+    try {
+      await withClient(pool, async (client) => {
+        const { pid } = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+        const ended = new Promise((resolve) => client.once('end', resolve));
+        await server!.query('SELECT pg_terminate_backend($1)', [pid]); // as a restart of Postgres does
+        await ended;
+      });
+      // The pool's one connection was the broken one: a new one serves the next statement.
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pool.end();
     }
   });
 

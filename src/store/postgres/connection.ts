@@ -46,6 +46,27 @@ export function createPool(options: PostgresOptions, what: string): pg.Pool {
   return pool;
 }
 
+/**
+ * Runs `use` on a connection taken from `pool` (rejecting as `pool.connect` does). While taken, a connection the
+ * server breaks reports on the connection itself, where no pool listens: its error is caught here (`use`'s statement
+ * rejects with it anyway), and the broken connection is discarded rather than given back.
+ */
+export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => void (broken ??= err);
+  client.on('error', onError);
+  try {
+    return await use(client);
+  } catch (err) {
+    broken ??= err instanceof Error ? err : new Error(messageOf(err));
+    throw err;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
 /** `<schema>.` for SQL text: every `@.` of `text` becomes the quoted schema and a dot. */
 export const qualify =
   (schema: string) =>

@@ -4,10 +4,9 @@
  * while it runs; reads are index ranges. A session's calls apply in call order within the process; across processes
  * the session row's lock orders appends and the fencing token refuses a stale owner's.
  */
-import type pg from 'pg';
 import { AppError } from '../../errors/index.ts';
 import type { EventStore, StoreEvent } from '../types.ts';
-import { cannotOpen } from './connection.ts';
+import { cannotOpen, withClient } from './connection.ts';
 import { eventReads } from './event-reads.ts';
 import { eventWrites } from './event-writes.ts';
 import { sessionLeases, type SessionLeases } from './leases.ts';
@@ -39,15 +38,9 @@ export function createPostgresStore<E extends StoreEvent>(options: PostgresStore
 
     /** Connects and brings the schema up to date (migrations.ts); rejects naming the URL (without its password). */
     async open() {
-      let client: pg.PoolClient | undefined;
-      try {
-        client = await pool.connect();
-        await migrate(client, options.schema, where);
-      } catch (err) {
+      await withClient(pool, (client) => migrate(client, options.schema, where)).catch((err: unknown) => {
         throw err instanceof AppError ? err : cannotOpen(where, err);
-      } finally {
-        client?.release();
-      }
+      });
     },
 
     watchMedium: (watcher) => ctx.medium.watch(watcher),

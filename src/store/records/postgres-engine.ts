@@ -16,6 +16,7 @@ import {
   postgresFailure,
   qualify,
   safePostgresUrl,
+  withClient,
   type PostgresOptions,
 } from '../postgres/connection.ts';
 import { migrate } from '../postgres/migrations.ts';
@@ -79,15 +80,9 @@ export function createPostgresRecordStore(options: PostgresRecordStoreOptions): 
 
   return {
     async open() {
-      let client: pg.PoolClient | undefined;
-      try {
-        client = await pool.connect();
-        await migrate(client, options.schema, where);
-      } catch (err) {
+      await withClient(pool, (client) => migrate(client, options.schema, where)).catch((err: unknown) => {
         throw err instanceof AppError ? err : cannotOpen(where, err);
-      } finally {
-        client?.release();
-      }
+      });
     },
     async close() {
       if (closed) return;
@@ -128,12 +123,7 @@ export function createPostgresRecordStore(options: PostgresRecordStoreOptions): 
       const prepared = prepare(writes);
       ready();
       if (prepared.length === 0) return true;
-      const client = await pool.connect().catch(failure('commit'));
-      try {
-        return await commitRecords(client, sql, prepared, clock.now()).catch(failure('commit'));
-      } finally {
-        client.release();
-      }
+      return withClient(pool, (client) => commitRecords(client, sql, prepared, clock.now())).catch(failure('commit'));
     },
     async claim(ns, id, ttlMs) {
       const key = utf8(recordKey(ns, id));
