@@ -48,14 +48,15 @@ export default tseslint.config(
   { files: ['web/**/*.js'], languageOptions: { globals: globals.browser } },
   {
     // Budgets for size (small functions and files: ARCHITECTURE.md §6), in lines of code (blank and comment lines
-    // skipped). A function over 120 lines needs an exemption by name in tools/eslint/function-budget.json, and an
-    // exempted function may shrink, never grow (tools/eslint/function-budget.js; docs/development.md).
+    // skipped). A function over 100 lines needs an exemption by name in tools/eslint/function-budget.json, which
+    // only shrinks: no entry is added, an exempted function may shrink, never grow, and leaves the list once it fits
+    // (tools/eslint/function-budget.js; docs/development.md).
     files: ['src/**/*.ts', 'machines/**/*.ts'],
     plugins: { agentd },
     rules: {
       'agentd/function-budget': [
         'error',
-        { root: import.meta.dirname, max: 120, exemptions: 'tools/eslint/function-budget.json' },
+        { root: import.meta.dirname, max: 100, exemptions: 'tools/eslint/function-budget.json' },
       ],
       'max-lines': ['error', { max: 300, skipBlankLines: true, skipComments: true }],
     },
