@@ -256,17 +256,20 @@ describe('incremental history', () => {
     expect(history.messages()).toEqual([u('2')]);
   });
 
-  it('costs the same per event however long the history is', () => {
+  // Structural, not timed (a wall-clock bound failed on CI's busy machine): each event extends the one kept view in
+  // place, so a long history is never projected again; the speed itself is the turns benchmark's (bench/).
+  it('extends one kept view per event however long the history is, never projecting it again', () => {
     const history = createHistory();
     for (let i = 0; i < 20_000; i++) history.apply(i % 2 ? replied(`r${i}`, `t${i}`) : userMsg(`m${i}`, `t${i}`));
     const view = history.messages();
-    const started = performance.now();
+    const first = view[0];
     for (let i = 0; i < 1_000; i++) {
-      history.apply(userMsg('more'));
+      history.apply(userMsg(`more${i}`));
       expect(history.messages()).toBe(view);
+      expect(view).toHaveLength(20_001 + i);
     }
-    expect(view).toHaveLength(21_000);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(view[0]).toBe(first);
+    expect(view.at(-1)).toEqual(u('more999'));
   });
 });
 
