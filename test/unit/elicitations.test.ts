@@ -4,7 +4,7 @@
  * their lifecycle the turn machine's, elicitations-turn.test.ts, and the questions table's, test/int/questions.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { checkAnswer } from '../../src/agent/session/decide.ts';
+import { checkAnswer } from '../../src/agent/session/answer-check.ts';
 import { toFrame } from '../../src/agent/frames.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { AppError } from '../../src/errors/index.ts';

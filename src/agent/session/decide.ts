@@ -36,8 +36,6 @@ import {
   closingAnswer,
   familyOf,
   type AnswerCommand,
-  type AnswerInput,
-  type ElicitationContent,
   type Question,
   type QuestionAnswer,
   type QuestionFamily,
@@ -48,7 +46,7 @@ import { AppError } from '../../errors/index.ts';
 import { sessionIdOf } from '../../session-id.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
-import { capText } from '../../conversation/tool-shapes.ts';
+import { checkAnswer } from './answer-check.ts';
 import { resumeRunning, resumeTurn, type OpenTurn } from './open-turn.ts';
 import type { RemoteTasks } from './remote-tasks.ts';
 import type { SessionState } from './state.ts';
@@ -189,54 +187,6 @@ function decideAnswer(
   if (live.closedBy === undefined && state.closed.get(id) === family)
     throw refusal('answered', family, state.sessionId, id);
   throw refusal('unknown', family, state.sessionId, id);
-}
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-const isValue = (v: unknown) =>
-  typeof v === 'string' ||
-  typeof v === 'number' ||
-  typeof v === 'boolean' ||
-  (Array.isArray(v) && v.every((x) => typeof x === 'string'));
-const invalid = (field: string, message: string) =>
-  new AppError('INVALID_REQUEST', `Invalid elicitation content: ${field} ${message}`, { field, issue: message });
-
-/** The field an issue of the validator is about: its path, or the property a `required` names. */
-function fieldOf(path: string, message: string): string {
-  if (path !== '/' && path !== '') return path.replace(/^\//, '').split('/')[0] ?? path;
-  return /property '([^']+)'/.exec(message)?.[1] ?? 'content';
-}
-
-/**
- * The answer `q` takes from `input` (see the contracts): a form's content checked, a client tool's result and
- * error cut to `maxResultBytes` as every tool result the model reads (capText), anything else without content.
- */
-export function checkAnswer(
-  q: Pick<Question, 'kind' | 'mode' | 'requestedSchema'>,
-  input: AnswerInput,
-  { validate, maxResultBytes }: Pick<Live, 'validate' | 'maxResultBytes'>,
-): QuestionAnswer {
-  if ('decision' in input) {
-    const { decision, reason, raiseTo } = input;
-    if (raiseTo !== undefined && (q.kind !== 'budget' || decision !== 'approve'))
-      throw new AppError('INVALID_REQUEST', '`raiseTo` answers only a budget question, with `decision: "approve"`', {
-        field: 'raiseTo',
-      });
-    return { decision, ...(reason !== undefined && { reason }), ...(raiseTo !== undefined && { raiseTo }) };
-  }
-  if (!('action' in input)) {
-    const cap = (text: string) => capText(text, maxResultBytes).text;
-    return { content: cap(input.content), ...(input.error !== undefined && { error: cap(input.error) }) };
-  }
-  if (input.action !== 'accept' || q.mode === 'url') return { action: input.action };
-  const { content } = input;
-  if (content === undefined) throw invalid('content', 'is required to accept a form');
-  if (!isPlainObject(content)) throw invalid('content', 'must be an object');
-  const bad = Object.entries(content).find(([, v]) => !isValue(v));
-  if (bad) throw invalid(bad[0], 'must be a string, number, boolean or array of strings');
-  const issue = validate(q.requestedSchema ?? { type: 'object' }, content)[0];
-  if (issue) throw invalid(fieldOf(issue.path, issue.message), issue.message);
-  return { action: 'accept', content: content as ElicitationContent };
 }
 
 export const RESTART_REASON = "the server's request ended with the process";
