@@ -18,6 +18,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { ROOT } from './paths.ts';
 import { startApp, type RunningApp } from './start-app.ts';
+import { requiredOrSkipped } from './system-program.ts';
 import { PATIENT } from './wait.ts';
 
 const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
@@ -27,11 +28,8 @@ const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/
 /** The Chromium to use, or undefined (after a visible notice) when there is none and none is required. */
 export function findChromium(): string | undefined {
   const found = CANDIDATES.find((p) => existsSync(p));
-  if (found) return found;
   const message = `Chromium not found (looked at ${CANDIDATES.join(', ')}); install it with: apt-get install -y chromium`;
-  if (process.env.AGENTD_REQUIRE_BROWSER === '1') throw new Error(`${message} (AGENTD_REQUIRE_BROWSER=1)`);
-  console.warn(`\n[browser tests skipped] ${message}\n`);
-  return undefined;
+  return requiredOrSkipped(found !== undefined, 'browser', message, 'AGENTD_REQUIRE_BROWSER') ? found : undefined;
 }
 
 export const SCREENSHOTS = join(ROOT, 'test', 'browser', 'screenshots');

@@ -8,11 +8,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { vi } from 'vitest';
+import { freePort, requiredOrSkipped } from './system-program.ts';
 import { PATIENT } from './wait.ts';
 
 /** The folder of the newest installed server's binaries, or undefined. */
@@ -29,22 +29,10 @@ function binDir(): string | undefined {
 export function hasPostgres(): boolean {
   const runuser = spawnSync('runuser', ['--help']).status === 0;
   const user = spawnSync('id', ['-u', 'postgres']).status === 0;
-  if (binDir() !== undefined && runuser && user) return true;
   const message =
     'PostgreSQL (initdb, pg_ctl, the postgres user) not found; install it with: apt-get install -y postgresql';
-  if (process.env.AGENTD_REQUIRE_POSTGRES === '1') throw new Error(`${message} (AGENTD_REQUIRE_POSTGRES=1)`);
-  console.warn(`\n[postgres tests skipped] ${message}\n`);
-  return false;
+  return requiredOrSkipped(binDir() !== undefined && runuser && user, 'postgres', message, 'AGENTD_REQUIRE_POSTGRES');
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 
 export interface PostgresServer {
   /** `postgres://postgres:<password>@127.0.0.1:<port>/postgres` (password authentication on TCP). */

@@ -4,28 +4,16 @@
  * (CI), where its absence is a failure.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { vi } from 'vitest';
+import { freePort, requiredOrSkipped } from './system-program.ts';
 import { PATIENT } from './wait.ts';
 
 export function hasRedisServer(): boolean {
   const found = spawnSync('redis-server', ['--version']).status === 0;
-  if (found) return true;
   const message = 'redis-server not found; install it with: apt-get install -y redis-server';
-  if (process.env.AGENTD_REQUIRE_REDIS === '1') throw new Error(`${message} (AGENTD_REQUIRE_REDIS=1)`);
-  console.warn(`\n[redis tests skipped] ${message}\n`);
-  return false;
+  return requiredOrSkipped(found, 'redis', message, 'AGENTD_REQUIRE_REDIS');
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 
 export interface RedisServer {
   url: string;
