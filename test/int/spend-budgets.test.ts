@@ -60,6 +60,25 @@ const call = async (app: RunningApp, key: string, method: string, path: string, 
 const sync = (app: RunningApp, key: string, sessionId: string, message: string) =>
   call(app, key, 'POST', '/api/message-sync', { sessionId, message });
 
+/** An MCP client (2026-07-28) with `key` on /mcp that approves every elicitation it is sent; `asked`: their messages. */
+async function approvingMcpClient(url: string, key: string) {
+  const client = new Client(
+    { name: 'budget-desktop', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
+  );
+  const asked: string[] = [];
+  client.setRequestHandler('elicitation/create', (request) => {
+    asked.push(request.params.message);
+    return { action: 'accept', content: { decision: 'approve' } };
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+  );
+  return { client, asked };
+}
+
 describe('budgets', () => {
   it("asks before a step passes a principal's daily budget: approved it runs, denied the turn fails, raised it runs on", async () => {
     const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'soft') }), {
@@ -172,20 +191,7 @@ describe('budgets', () => {
     const app = await env.apps.start(agentFile({ type: 'jsonl', dir: join(env.dir, 'mcp') }), {
       modelUrl: env.sim.url,
     });
-    const client = new Client(
-      { name: 'budget-desktop', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
-    );
-    const asked: string[] = [];
-    client.setRequestHandler('elicitation/create', (request) => {
-      asked.push(request.params.message);
-      return { action: 'accept', content: { decision: 'approve' } };
-    });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${OPS}` } },
-      }),
-    );
+    const { client, asked } = await approvingMcpClient(app.url, OPS);
     try {
       const chat = (message: string) =>
         client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'mcp-walk' } });
@@ -207,20 +213,7 @@ describe('budgets', () => {
       { ...file, budgets: { ...budgets, timeoutMs: 60_000 } },
       { modelUrl: env.sim.url },
     );
-    const client = new Client(
-      { name: 'budget-desktop', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
-    );
-    const asked: string[] = [];
-    client.setRequestHandler('elicitation/create', (request) => {
-      asked.push(request.params.message);
-      return { action: 'accept', content: { decision: 'approve' } };
-    });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${ALICE}` } },
-      }),
-    );
+    const { client, asked } = await approvingMcpClient(app.url, ALICE);
     try {
       const chat = (message: string) =>
         client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'mcp-alice' } });
