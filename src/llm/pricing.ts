@@ -105,7 +105,7 @@ export interface Pricer {
 
 /**
  * The pricer of one endpoint: `pricing` is `llm.pricing`, `provider` and `baseURL` the endpoint's; `table` reads the
- * price table (default: the package's), called only when a lookup can match.
+ * price table (default: the package's), called once, by the first lookup that can match.
  */
 export function createPricer(
   pricing: Record<string, ModelPrice>,
@@ -114,18 +114,20 @@ export function createPricer(
   table: () => PriceTable = loadTable,
 ): Pricer {
   const key = tableKeyOf(provider, baseURL);
+  let loaded: PriceTable | undefined;
+  const read = () => (loaded ??= table());
   const own = (model: string): ModelPrice | undefined => (Object.hasOwn(pricing, model) ? pricing[model] : undefined);
   return {
     cost(model, usage) {
       if (usage.cost) return usage.cost;
       const price = own(model);
       if (price) return { amount: costAt(price, usage), currency: price.currency, source: 'config' };
-      const amount = tableCost(model, usage, key, table);
+      const amount = tableCost(model, usage, key, read);
       return amount === undefined ? undefined : { amount, currency: 'USD', source: 'table' };
     },
     priced: (model) =>
       REPORTS_COST.has(provider) ||
       own(model) !== undefined ||
-      tableCost(model, { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, key, table) !== undefined,
+      tableCost(model, { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, key, read) !== undefined,
   };
 }
