@@ -252,7 +252,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     /** Starts the parts in order; a stop asked meanwhile (a signal during start-up) ends it between two parts. */
     async start() {
       await agent.start();
-      await a2aPush.start();
       expiry.start();
       await mcp.start(); // waits for the tool servers' first attempts: a stop may come meanwhile
       if (stopping) return;

@@ -9,7 +9,6 @@ import { createPushConfigStore } from '../../src/a2a-face/push/config-store.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { sessionKey } from '../../src/session-id.ts';
 import { createRedisRecordStore } from '../../src/store/records/index.ts';
-import { createSecretStore } from '../../src/store/secret-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 
 const log = createLogger('silent');
@@ -58,22 +57,5 @@ describe.skipIf(!hasRedisServer())('A2A push configs shared on Redis', { timeout
     await theirs.finished(alice, 't1'); // again: nothing left to drop
     await mine.set(alice, 't3', config('c'));
     expect(await theirs.delete(alice, 't9', 'none')).toBe(false);
-  });
-
-  it('moves the configs an earlier agentd kept in the secret store, and removes them there', async () => {
-    const prefix = `p${randomUUID()}:`;
-    const records = createRedisRecordStore({ url: redis.url, keyPrefix: prefix, log });
-    await records.open();
-    closers.push(() => records.close());
-    const secrets = createSecretStore(records, log);
-    const { pushConfigKey } = await import('../../src/a2a-face/push/config-store.ts');
-    const key = pushConfigKey('s1', 't1');
-    await secrets.set(key, JSON.stringify({ sessionKey: 's1', turnId: 't1', configs: [config('old')] }));
-    await secrets.set('a2a-push-tasks', JSON.stringify([key]));
-    const configs = await instance(prefix);
-    await configs.takeOver(secrets);
-    expect(await configs.list('s1', 't1')).toEqual([config('old')]);
-    expect(await secrets.get(key)).toBeUndefined();
-    expect(await secrets.get('a2a-push-tasks')).toBeUndefined();
   });
 });

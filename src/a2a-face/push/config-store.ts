@@ -10,8 +10,6 @@
  * - A task without a config costs one in-process lookup (`jsonl`, `memory`) or one small read (`redis`).
  * - `checkUrl` is the egress policy (src/egress/policy.ts): http(s) only, never link-local or metadata addresses,
  *   private networks only when allowed; a refusal is INVALID_REQUEST naming the caller's field.
- * - `takeOver(secrets)` moves the configs an earlier agentd kept in the secret store (with its index of tasks) onto
- *   the record store, and removes them there.
  * - A principal holds at most `maxPerPrincipal` configs on tasks not finished: each such config has a small record
  *   (`a2a-push.live`, indexed by its owner, counted without a scan) written in the same commit as the config; a new
  *   one past the cap is RATE_LIMIT_EXCEEDED (429, `details.reason: push_configs_per_principal`). `finished(task)` (the
@@ -25,7 +23,6 @@ import type { A2aPushConfigs, PushConfig } from '../index.ts';
 import { AppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { records } from '../../store/index.ts';
-import type { SecretStore } from '../../store/secret-store.ts';
 import { checkUrl, type UrlPolicy } from '../../egress/url-policy.ts';
 import { splitSessionKey } from '../../session-id.ts';
 import { PUSH_HOLDER } from '../../webhooks/targets.ts';
@@ -40,12 +37,10 @@ const pushConfigSchema = z.object({
 });
 const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), configs: z.array(pushConfigSchema) });
 
-/** The secret store's key of a task's configs. */
-export const pushConfigKey = (sessionKey: string, turnId: string): string =>
+/** The record of a task's configs. */
+const pushConfigKey = (sessionKey: string, turnId: string): string =>
   `a2a-push-${createHash('sha256').update(`${sessionKey}\n${turnId}`).digest('hex').slice(0, 48)}`;
 
-/** Where an earlier agentd listed the tasks with configs in the secret store. */
-const LEGACY_INDEX = 'a2a-push-tasks';
 const ATTEMPTS = 100;
 /** How long a config counts toward its principal's cap at most (its task not finished). */
 const LIVE_MS = 7 * 24 * 3_600_000;
@@ -57,7 +52,6 @@ export function createPushConfigStore(
   policy: UrlPolicy,
   deps: { log: Logger; now?: () => number; maxPerPrincipal?: number },
 ): A2aPushConfigs & {
-  takeOver(secrets: SecretStore): Promise<void>;
   finished(key: string, turn: string): Promise<void>;
 } {
   const tasks = records.collection(store, { ns: 'a2a-push.configs', schema: recordSchema, log: deps.log });
@@ -154,18 +148,6 @@ export function createPushConfigStore(
         (key) => [live.writes.delete(liveId(key, id))],
       );
       return found;
-    },
-    async takeOver(secrets) {
-      const raw = await secrets.get(LEGACY_INDEX);
-      const keys = raw === undefined ? [] : (z.array(z.string()).safeParse(JSON.parse(raw)).data ?? []);
-      for (const key of keys) {
-        const text = await secrets.get(key);
-        const kept = text === undefined ? undefined : recordSchema.safeParse(JSON.parse(text)).data;
-        if (kept) await tasks.put(key, kept, { ifVersion: 0 });
-        await secrets.delete(key);
-      }
-      if (raw !== undefined) await secrets.delete(LEGACY_INDEX);
-      if (keys.length > 0) deps.log.info({ tasks: keys.length }, 'a2a push: configs moved onto the record store');
     },
   };
 }

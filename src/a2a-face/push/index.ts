@@ -58,14 +58,6 @@ export function createA2aPush(deps: A2aPushDeps) {
     /** Keeps the notifications of each stored fact (its own checkpoint, apart from the webhooks'). */
     reaction: deliveries.reaction,
     jwks: async () => (await signer()).jwks(),
-    /** Takes over the configs an earlier agentd kept in the secret store (a failure is logged, tried at next start). */
-    async start(): Promise<void> {
-      await configs
-        .takeOver(deps.secrets)
-        .catch((err: unknown) =>
-          deps.log.warn({ err }, 'a2a push: earlier configs not moved; tried at the next start'),
-        );
-    },
   };
 }
 export type A2aPush = ReturnType<typeof createA2aPush>;
