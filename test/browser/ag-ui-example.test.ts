@@ -26,7 +26,9 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     example = await startExample();
     browser = await openBrowser(chromiumPath!);
     failures = watchFailures(browser.page);
-    await browser.page.goto(example.pageUrl);
+    // Vite serves the page's modules one by one, transformed on first request: on a busy machine the first load
+    // takes longer than a page load's default 30 s, so it gets the launcher's own first-start bound.
+    await browser.page.goto(example.pageUrl, { timeout: FIRST_START_MS });
   }, FIRST_START_MS);
   afterAll(async () => {
     await browser?.close();

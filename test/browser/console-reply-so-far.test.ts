@@ -17,7 +17,9 @@ describe.skipIf(!chromiumPath)('web console reloaded mid-reply', () => {
     const { page } = bench.browser;
     await page.goto(`${bench.svc.url}/`);
     const words = Array.from({ length: 80 }, (_, i) => `w${i}`).join(' ');
-    await page.getByLabel('Message').fill(`Reload me [[reply:${words}]] [[rate:20]]`);
+    // The reply pauses 20 s after its 20th word: the reload comes back while it still streams, however long the
+    // reload takes on a busy machine (at 20 words a second alone, the whole reply lasted 4 s).
+    await page.getByLabel('Message').fill(`Reload me [[reply:${words}]] [[rate:20]] [[stall:20000 after=20]]`);
     await page.getByLabel('Message').press('Enter');
     const streaming = page.locator('.assistant:not([data-done])', { hasText: 'w8 ' });
     await streaming.waitFor({ timeout: PATIENT.timeout });
@@ -27,7 +29,7 @@ describe.skipIf(!chromiumPath)('web console reloaded mid-reply', () => {
     await resumed.waitFor({ timeout: PATIENT.timeout });
     expect(await resumed.textContent()).toMatch(/^\s*w0 w1 w2 /);
     const done = page.locator('.assistant[data-done="true"]');
-    await done.waitFor({ timeout: PATIENT.timeout });
+    await done.waitFor({ timeout: 20_000 + PATIENT.timeout });
     expect((await done.textContent())?.trim()).toBe(words);
-  });
+  }, 120_000);
 });
