@@ -1,12 +1,12 @@
 /**
- * The record store's contract and the reactions' (their checkpoints live on it) on PostgreSQL, a schema per test on a
+ * The record store's contract, the reactions' (their checkpoints live on it) and the service's reactions' on PostgreSQL, a schema per test on a
  * private server; then what only this engine has.
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresRecordStore } from '../../src/store/records/index.ts';
 import { hasPostgres, startPostgres, type PostgresServer } from '../support/postgres.ts';
-import { reactionsContract } from './reactions-contract.ts';
+import { reactionsContract, serviceReactionsContract } from './reactions-contract.ts';
 import { recordStoreContract } from './record-store-contract.ts';
 import { put, testClock } from './record-store-support.ts';
 
@@ -29,11 +29,13 @@ describe.skipIf(!enabled)('postgres record store', () => {
     return { store: make(), clock, reopen: make, shared: true };
   });
 
-  reactionsContract('postgres', async () => {
+  const medium = async () => {
     const schema = await server!.freshSchema();
     const make = () => createPostgresRecordStore({ url: server!.url, schema, pool: 2, log });
     return { store: make(), reopen: make };
-  });
+  };
+  reactionsContract('postgres', medium);
+  serviceReactionsContract('postgres', medium);
 
   it('keeps ids and groups of any string, NUL included, in code point order', async () => {
     const store = createPostgresRecordStore({ url: server!.url, schema: await server!.freshSchema(), pool: 2, log });

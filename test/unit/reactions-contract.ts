@@ -5,6 +5,7 @@
  * checkpoint goes with it; and the service's reactions on that medium (`serviceReactionsContract`): each acts once on
  * a fact handed on twice (a crash between its write and its checkpoint).
  */
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReactions, type Reaction, type SessionStoredEvent } from '../../src/agent/index.ts';
@@ -15,6 +16,16 @@ import { nextFire } from '../../src/schedules/fire-state.ts';
 import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
 import { fireTurnId } from '../../src/schedules/store-types.ts';
 import { createLedger, spendReaction } from '../../src/spend/index.ts';
+import { createPushDeliveries } from '../../src/a2a-face/push/deliveries.ts';
+import { factStep } from '../../src/agent/follow/steps.ts';
+import { deliveriesLimitsSchema } from '../../src/config/deliveries-schema.ts';
+import { createOutboxStore } from '../../src/webhooks/index.ts';
+import { createWebhookService } from '../../src/webhooks/service.ts';
+import type { WebhookCommands } from '../../src/webhooks/messages.ts';
+import type { AgentEvents } from '../../src/agent/index.ts';
+import { createBus } from '../../src/bus/index.ts';
+import { systemClock } from '../../src/clock.ts';
+import { agentConfigSchema } from '../../src/config/schema.ts';
 import { facts, stored } from '../support/facts.ts';
 
 const log = pino({ level: 'silent' });
@@ -224,8 +235,8 @@ export function reactionsContract(engine: string, medium: () => Promise<Reaction
 /**
  * The service's reactions on one record-store engine: each acts on its fact once however often the fact is handed on
  * (a crash between the reaction's write and its checkpoint hands it on again), and its effect is kept once.
- * (webhooks and a2a-push keep their deliveries in the outbox, whose own contract is outbox-store-contract.ts: an id
- * is added once; their handing on again is test/int/webhooks.test.ts' and a2a-push.test.ts'.)
+ * (webhooks' handing on again after a real crash is also test/int/webhooks.test.ts'; the outbox's own contract, an id
+ * added once, is outbox-store-contract.ts'.)
  */
 export function serviceReactionsContract(engine: string, medium: () => Promise<ReactionsMedium>) {
   describe(`the service's reactions on the ${engine} record store`, () => {
@@ -265,6 +276,46 @@ export function serviceReactionsContract(engine: string, medium: () => Promise<R
       expect(await twice(reaction, stored(response(turnId), 4, ts, 'runs'))).toEqual([true, false]);
       expect(ended).toBe(1);
       expect((await schedules.runs('s1', 10)).map((r) => r.status)).toEqual(['finished']);
+      await store.close();
+    });
+
+    it("webhooks: a turn's end handed on twice is one delivery per webhook", async () => {
+      const { store } = await medium();
+      await store.open();
+      const config = agentConfigSchema.parse({
+        ...{ llm: { model: 'm' }, storage: { type: 'memory' }, egress: { allowPrivateNetworks: true } },
+        webhooks: [
+          { id: 'done', url: 'http://127.0.0.1:9/hook', events: ['turn.completed'], secret: `whsec_${'A'.repeat(32)}` },
+        ],
+      });
+      const outbox = createOutboxStore(store, log, { limits: config.server.limits.deliveries });
+      const bus = createBus<WebhookCommands, AgentEvents>({ log, clock: systemClock, ids: () => randomUUID() });
+      const webhooks = createWebhookService({ config, bus, outbox, clock: { now: () => Date.parse(ts) }, log });
+      await webhooks.open();
+      expect(await twice(webhooks.reaction, stored(response('t1'), 2, ts, 'alice/s'))).toEqual([true, false]);
+      expect(await outbox.ofWebhook('done', 10)).toHaveLength(1);
+      await store.close();
+    });
+
+    it("a2a-push: a task's end handed on twice is one notification per config", async () => {
+      const { store } = await medium();
+      await store.open();
+      const outbox = createOutboxStore(store, log, { limits: deliveriesLimitsSchema.parse({}) });
+      await outbox.open();
+      const user = stored(facts.user('t1'), 1, ts, 'alice/s');
+      const end = stored(response('t1'), 2, ts, 'alice/s');
+      const config = { id: 'c1', url: 'http://127.0.0.1:9/push', version: '1.0' as const, setAt: 0 };
+      let added = 0;
+      const push = createPushDeliveries({
+        follower: { steps: () => Promise.resolve([factStep(user), factStep(end)]) },
+        configs: { list: () => Promise.resolve([config]) },
+        outbox,
+        signer: () => Promise.reject(new Error('not sent here')),
+        ...{ issuer: 'agentd', clock: { now: () => Date.parse(ts) }, onAdded: () => void added++ },
+      });
+      expect(await twice(push.reaction, end)).toEqual([true, false]);
+      expect(added).toBe(1);
+      expect(await outbox.ofWebhook('a2a-push/c1', 10)).toHaveLength(1);
       await store.close();
     });
   });
