@@ -11,9 +11,6 @@
  * - `items` is every item in the order first saved (a re-save keeps its place); `page` newest first; `item` one.
  * - An `itemEmbedded` event is kept as its item's vector record, not in the log; saving an item again or forgetting
  *   it removes its vector (an older vector no longer describes it). `vectors(owner)` reads the owner's vectors.
- * - An owner kept with its items inside the state (the previous layout) is moved onto item records when its state is
- *   read and does not fit (memory-items.ts `upgrade`, `foldedLog`'s `misfit`): at any read of its state, and before
- *   this process first reads its items.
  * - `erase` leaves nothing of the owner's memory on the medium when it resolves (the record store's `purge`).
  */
 import type { Logger } from '../log/index.ts';
@@ -82,7 +79,6 @@ export function createKeptMemory(deps: { records: records.RecordStore; log: Logg
     stateSchema: MemoryStateSchema,
     initial: emptyMemory(),
     evolve: evolveMemory,
-    misfit: (digest, record) => items.upgrade(digest, record),
     log,
   });
   const vectorRecords = records.collection(deps.records, { ns: 'memory.vectors', schema: VectorSchema, log });
@@ -120,22 +116,6 @@ export function createKeptMemory(deps: { records: records.RecordStore; log: Logg
       return writes;
     });
 
-  /** Owners made ready by this process: kept in the previous layout, moved over. */
-  const readied = new Map<string, Promise<void>>();
-  /** The owner's digest, once its memory is in this layout. */
-  const ready = async (owner: string): Promise<string> => {
-    const digest = ownerDigest(owner);
-    let readying = readied.get(digest);
-    if (!readying) {
-      // Kept in the previous layout: moved now (`misfit`), before its items are read.
-      readying = folded.state(digest).then(() => undefined);
-      readied.set(digest, readying);
-      readying.catch(() => readied.delete(digest)); // tried again at the next call
-    }
-    await readying;
-    return digest;
-  };
-
   /** The owner's vectors, a page at a time. */
   async function readVectors(digest: string): Promise<Map<string, StoredVector>> {
     const found = new Map<string, StoredVector>();
@@ -155,18 +135,17 @@ export function createKeptMemory(deps: { records: records.RecordStore; log: Logg
   }
 
   return {
-    state: async (owner) => folded.state(await ready(owner)),
+    state: (owner) => folded.state(ownerDigest(owner)),
     async append(owner, events, check) {
-      const digest = await ready(owner);
+      const digest = ownerDigest(owner);
       return commit(digest, await keepVectors(digest, events), check);
     },
-    items: async (owner) => items.all(await ready(owner)),
-    page: async (owner, page) => items.page(await ready(owner), page),
-    item: async (owner, id) => items.get(await ready(owner), id),
-    vectors: async (owner) => readVectors(await ready(owner)),
+    items: (owner) => items.all(ownerDigest(owner)),
+    page: (owner, page) => items.page(ownerDigest(owner), page),
+    item: (owner, id) => items.get(ownerDigest(owner), id),
+    vectors: (owner) => readVectors(ownerDigest(owner)),
     async erase(owner) {
       const digest = ownerDigest(owner);
-      readied.set(digest, Promise.resolve());
       await folded.erase(digest, async () => [
         ...(await items.eraseWrites(digest)),
         ...[...(await readVectors(digest)).keys()].map((id) => vectorRecords.writes.delete(vectorId(digest, id))),

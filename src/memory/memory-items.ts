@@ -7,9 +7,6 @@
  *   that state (`foldedLog`'s `also`), so an item's record and the counts never disagree. A save, forget or confirm
  *   reads and writes only the items it names.
  * - `all` reads every item in the order first saved (a page at a time); `page` a page newest first; `get` one item.
- * - `upgrade` moves an owner kept in the previous layout (every item inside the kept state) onto item records, in one
- *   commit conditioned on that state's version: of two instances doing it at once one does it, the other finds it
- *   done; a crash leaves it undone, never half done.
  */
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
@@ -33,16 +30,6 @@ export const PendingProfileSchema = z.object({ text: z.string(), at: z.string(),
 const ItemRecordSchema = z.object({ order: z.number().int().positive(), item: MemoryItemSchema });
 type ItemRecord = z.infer<typeof ItemRecordSchema>;
 
-/** The kept state record of the previous layout (`foldedLog`'s `memory.state`): every item inside. */
-const PreviousKeptSchema = z.object({
-  seq: z.number().int().nonnegative(),
-  state: z.object({
-    items: z.array(MemoryItemSchema),
-    profile: z.string(),
-    pending: PendingProfileSchema.optional(),
-  }),
-});
-const STATE_NS = 'memory.state';
 const PAGE = 500;
 
 /** The item an event changes (undefined: none). */
@@ -126,31 +113,6 @@ export function memoryItems(store: records.RecordStore, log: Logger) {
     async eraseWrites(digest: string): Promise<records.RecordWrite[]> {
       const all = await store.query({ ns: items.ns, index: 'owner', group: digest }); // those that fit no schema too
       return all.map((r) => items.writes.delete(r.id));
-    },
-    /**
-     * Moves an owner kept in the previous layout (its kept state `record`) onto item records (module doc): true when
-     * the state was kept anew (by this call or another), false when it is not of that layout.
-     */
-    async upgrade(digest: string, kept: records.StoredRecord | undefined): Promise<boolean> {
-      for (let record = kept, tries = 0; ; record = await store.get(STATE_NS, digest), tries++) {
-        const previous = PreviousKeptSchema.safeParse(record?.value).data;
-        if (!record || !previous) return tries > 0;
-        const { items: list, ...rest } = previous.state;
-        const counts = {
-          count: list.length,
-          chars: list.reduce((n, i) => n + i.text.length, 0),
-          next: list.length + 1,
-        };
-        const state = { ...rest, ...counts };
-        const moved = await store.commit([
-          ...list.map((item, i) => put(digest, { order: i + 1, item })),
-          { op: 'put', ns: STATE_NS, id: digest, value: { seq: previous.seq, state }, ifVersion: record.version },
-        ]);
-        if (moved) {
-          log.info({ items: list.length }, 'memory: an owner kept with its items inside moved onto item records');
-          return true;
-        }
-      }
     },
   };
 }

@@ -4,8 +4,7 @@
  * record (`schedule.holder`) conditioned on the version read before its schedules were counted (index `holder` of
  * `schedule`, counted without a scan). Any other create of that holder changes that version in between, so the later
  * commit fails and looks again: concurrent creates on every instance (Redis: one script per commit) never take a
- * holder past the cap. A delete needs no such step (it only makes room). `reindex` puts again, once per medium, the
- * capped schedules an earlier version kept without their `holder` entry (record `schedule.legacy/holder-index`).
+ * holder past the cap. A delete needs no such step (it only makes room).
  */
 import { z } from 'zod';
 import { AppError } from '../errors/index.ts';
@@ -19,10 +18,9 @@ const CREATE_ATTEMPTS = 100;
 export function countedCreates(deps: {
   records: records.RecordStore;
   schedules: records.Collection<StoredSchedule>;
-  takenOver: records.Collection<{ at: number }>;
   log: Logger;
 }) {
-  const { schedules, takenOver } = deps;
+  const { schedules } = deps;
   /** Per holder of capped schedules: a record every create of that holder changes (how creates see each other). */
   const holders = records.collection(deps.records, {
     ns: 'schedule.holder',
@@ -48,14 +46,5 @@ export function countedCreates(deps: {
     throw new AppError('SERVICE_UNAVAILABLE', 'Too many schedules are being made at once; try again');
   }
 
-  async function reindex(): Promise<void> {
-    if (await takenOver.get('holder-index')) return;
-    const kept = await schedules.query({ index: 'all', group: 'all' });
-    for (const { id, value, version } of kept)
-      if (value.quotaHolder !== undefined) await schedules.put(id, value, { ifVersion: version });
-    // A medium with no schedule yet is left unwritten (nothing to take over; a start writes nothing on its own).
-    if (kept.length > 0) await takenOver.put('holder-index', { at: Date.now() });
-  }
-
-  return { create, reindex };
+  return create;
 }

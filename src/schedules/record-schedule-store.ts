@@ -4,8 +4,7 @@
  * time, and while claimed but unsent by planned time. It passes test/unit/schedule-store-contract.ts on every engine.
  * - `claim` is a create (`ifVersion: 0`): exactly one caller per schedule and planned time wins, on any instance.
  * - A schedule keeps its RUNS_KEPT latest fires (older ones are deleted as new ones are claimed).
- * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace); one an
- *   earlier version kept under the bare id of an owned schedule is moved to its key at open, with its fires.
+ * - A schedule's record id is its key (`scheduleKey`: `<owner>/<id>`, the bare id in the unnamed namespace).
  * - `create` counts the holder's schedules in the same atomic step as the write (record-create.ts).
  * - Fires are indexed by their turn id (`fireTurnId`) from their claim on: `fireOfTurn`; `change` is conditioned on the
  *   version read (store-types.ts `FireChanges`).
@@ -55,12 +54,7 @@ export function createRecordScheduleStore(deps: {
     ],
     log,
   });
-  const takenOver = records.collection(deps.records, {
-    ns: 'schedule.legacy',
-    schema: z.object({ at: z.number() }),
-    log,
-  });
-  const { create, reindex } = countedCreates({ records: deps.records, schedules, takenOver, log });
+  const create = countedCreates({ records: deps.records, schedules, log });
 
   /** Every fire of a schedule, oldest first. */
   const allRuns = (scheduleId: string) => fires.query({ index: 'runs', group: scheduleId });
@@ -73,27 +67,9 @@ export function createRecordScheduleStore(deps: {
     await deps.records.commit(oldest.map((f) => fires.writes.delete(f.id)));
   }
 
-  /** Moves a schedule kept under its bare id (before ids were scoped per owner) to its key, with its fires. */
-  async function rekey(): Promise<void> {
-    for (const { id, value } of await schedules.query({ index: 'all', group: 'all' })) {
-      const key = scheduleKey(value);
-      if (id === key) continue;
-      const moved = (await allRuns(id)).flatMap((f) => [
-        fires.writes.delete(f.id),
-        fires.writes.put(fireId(key, f.value.plannedAt), { ...f.value, scheduleId: key }),
-      ]);
-      const kept = (await schedules.get(key)) ? [] : [schedules.writes.put(key, value)];
-      await deps.records.commit([schedules.writes.delete(id), ...kept, ...moved]);
-      log.info({ schedule: key }, 'schedules: a schedule moved to its owner-scoped key');
-    }
-  }
-
   return {
-    async open() {
-      await rekey();
-      await reindex();
-    },
-    create: (schedule, cap) => create(schedule, cap),
+    open: () => Promise.resolve(),
+    create,
     close: () => Promise.resolve(),
     schedules: async () => (await schedules.query({ index: 'all', group: 'all' })).map((i) => i.value),
     async saveSchedule(schedule) {

@@ -1,55 +1,15 @@
 /**
  * Memory items as records of their own (src/memory/memory-items.ts, issue 72): a save, forget or confirm writes that
  * item's record, the log's event and the small kept state in one commit, never the other items; the caps are checked
- * in that commit; listing pages the item records newest first; an owner kept in the previous layout (every item
- * inside the kept state) is moved onto item records the first time it is read, once, also when two instances do it.
+ * in that commit; listing pages the item records newest first.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createKeptMemory, createMemoryService, ownerDigest, type MemoryItem } from '../../src/memory/index.ts';
-import {
-  createJsonlRecordStore,
-  createMemoryRecordStore,
-  createRedisRecordStore,
-  type RecordStore,
-  type RecordWrite,
-} from '../../src/store/records/index.ts';
-import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { createKeptMemory, createMemoryService, ownerDigest } from '../../src/memory/index.ts';
+import { createMemoryRecordStore, type RecordStore, type RecordWrite } from '../../src/store/records/index.ts';
 import { saved } from './memory-fixtures.ts';
 
 const log = pino({ level: 'silent' });
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-let redis: RedisServer | undefined;
-afterAll(async () => {
-  await redis?.stop();
-});
-/** Two stores over one medium (the same store where it is not shared). */
-async function medium(engine: 'memory' | 'jsonl' | 'redis'): Promise<[RecordStore, RecordStore]> {
-  if (engine === 'memory') {
-    const store = createMemoryRecordStore();
-    return [store, store];
-  }
-  if (engine === 'jsonl') {
-    const dir = await mkdtemp(join(tmpdir(), 'agentd-memory-items-'));
-    dirs.push(dir);
-    const store = createJsonlRecordStore({ dir, log });
-    await store.open();
-    return [store, store];
-  }
-  redis ??= await startRedis();
-  const keyPrefix = `t${randomUUID()}:`;
-  const stores = [0, 1].map(() => createRedisRecordStore({ url: redis!.url, keyPrefix, log }));
-  await Promise.all(stores.map((s) => s.open()));
-  return [stores[0]!, stores[1]!];
-}
 
 /** The record store, keeping every commit's writes. */
 function recorded(store: RecordStore) {
@@ -58,7 +18,6 @@ function recorded(store: RecordStore) {
   return { store: wrapped, commits };
 }
 
-const item = (id: string, text = `fact ${id}`): MemoryItem => ({ id, text, tags: [], createdAt: 'x', updatedAt: 'x' });
 const where = (writes: RecordWrite[]) => writes.map((w) => `${w.op} ${w.ns} ${w.id.split('#').at(-1)}`);
 
 function service(store: RecordStore, limits = { maxItems: 1000, maxChars: 1_000_000 }) {
@@ -136,70 +95,4 @@ describe('memory items as records', () => {
       details: { reason: 'memory_full', limit: 10 },
     });
   });
-
-  it('moves the previous layout again when an older instance kept it after this one moved it', async () => {
-    const store = createMemoryRecordStore();
-    const { kept } = service(store);
-    await kept.append('alice', [saved('a1'), saved('a2')]);
-    const digest = ownerDigest('alice');
-    const items = [item('a1'), item('a2'), item('a3')]; // an older agentd's fold of the same log and one save more
-    await store.commit([
-      { op: 'put', ns: 'memory.state', id: digest, value: { seq: 3, state: { items, profile: 'A' } } },
-    ]);
-    expect(await kept.state('alice')).toEqual({ profile: 'A', count: 3, chars: 21, next: 4 });
-    expect((await kept.items('alice')).map((i) => i.id)).toEqual(['a1', 'a2', 'a3']);
-  });
-
-  for (const engine of ['memory', 'jsonl', 'redis'] as const)
-    it.skipIf(engine === 'redis' && !hasRedisServer())(
-      `moves an owner kept in the previous layout onto item records at the first read, once (${engine})`,
-      async () => {
-        const [store, other] = await medium(engine);
-        const digest = ownerDigest('alice');
-        const items = [item('a1', 'Alice drinks tea'), { ...item('a2'), unconfirmed: true as const }, item('a3')];
-        await store.commit([
-          ...items.map((it, i): RecordWrite => ({
-            op: 'put',
-            ns: 'memory.log',
-            id: `${digest}#${i + 1}`,
-            value: { type: 'itemSaved', at: 'x', item: it },
-            index: [{ index: 'seq', group: digest, score: i + 1 }],
-          })),
-          {
-            op: 'put',
-            ns: 'memory.state',
-            id: digest,
-            value: {
-              seq: 3,
-              state: { items, profile: 'Alice', pending: { text: 'Alicia', at: 'x', unconfirmed: true } },
-            },
-          },
-        ]);
-        // Two instances read it at once: one moves it, the other finds it moved.
-        const [one, two] = [createKeptMemory({ records: store, log }), createKeptMemory({ records: other, log })];
-        const [a, b] = await Promise.all([one.items('alice'), two.state('alice')]);
-        expect(a.map((i) => i.id)).toEqual(['a1', 'a2', 'a3']);
-        expect(b).toEqual({
-          profile: 'Alice',
-          pending: { text: 'Alicia', at: 'x', unconfirmed: true },
-          count: 3,
-          chars: 16 + 7 + 7,
-          next: 4,
-        });
-        expect(await store.count('memory.items', 'owner', digest)).toBe(3);
-        // Saved after the move: next in order; the log goes on from where it was.
-        await one.append('alice', [saved('a4'), { type: 'confirmed', at: 'x', id: 'a2' }]);
-        expect((await two.page('alice', { limit: 10 })).items.map((i) => [i.id, i.unconfirmed])).toEqual([
-          ['a4', undefined],
-          ['a3', undefined],
-          ['a2', undefined],
-          ['a1', undefined],
-        ]);
-        expect(await store.get('memory.log', `${digest}#5`)).toBeDefined();
-        await one.erase('alice');
-        expect(await store.count('memory.items', 'owner', digest)).toBe(0);
-        expect(await two.items('alice')).toEqual([]);
-        await Promise.all([...new Set([store, other])].map((s) => s.close()));
-      },
-    );
 });

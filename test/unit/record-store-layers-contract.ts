@@ -75,26 +75,6 @@ export function recordLayersContract(
     expect(await sumsLog.append('u', [{ add: 1 }])).toEqual({ total: 6, count: 3 });
   });
 
-  it('foldedLog: a kept state that does not fit is first given to `misfit`, which may keep it anew', async () => {
-    const { store } = await subject();
-    const moved = foldedLog(store, {
-      ns: 'sums',
-      eventSchema,
-      stateSchema,
-      initial: { total: 0, count: 0 },
-      evolve: (s, e) => ((s.total += e.add), (s.count += 1), s),
-      misfit: async (owner, record) => {
-        const old = record.value as { seq: number; state: { sum: number } };
-        const state = { total: old.state.sum, count: 1 };
-        return store.commit([{ ...put(owner, { seq: old.seq, state }), ns: 'sums.state', ifVersion: record.version }]);
-      },
-      log,
-    });
-    await store.commit([{ op: 'put', ns: 'sums.state', id: 'u', value: { seq: 0, state: { sum: 40 } } }]);
-    expect(await moved.state('u')).toEqual({ total: 40, count: 1 });
-    expect(await moved.append('u', [{ add: 2 }])).toEqual({ total: 42, count: 2 });
-  });
-
   it('foldedLog: concurrent appends from two stores over one medium all land', async () => {
     const medium = await subject();
     const a = sums(medium.store);

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { createRecordScheduleStore } from '../../src/schedules/record-schedule-store.ts';
 import {
   createJsonlRecordStore,
@@ -12,7 +12,7 @@ import {
   type RecordStore,
 } from '../../src/store/records/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { scheduleStoreContract, storedSchedule } from './schedule-store-contract.ts';
+import { scheduleStoreContract } from './schedule-store-contract.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -43,35 +43,6 @@ scheduleStoreContract('records on jsonl', async () => {
   dirs.push(dir);
   const openOne = () => onRecords(createJsonlRecordStore({ dir, log }));
   return { store: await openOne(), reopen: openOne };
-});
-
-describe('schedules kept before ids were scoped per owner', () => {
-  it('move to their owner-scoped key at open, with their runs, once', async () => {
-    const records = createMemoryRecordStore();
-    const old = storedSchedule('nightly'); // alice's, kept under its bare id as the record store did before
-    const planned = '2026-11-27T03:00:00.000Z';
-    await records.open();
-    await records.commit([
-      { op: 'put', ns: 'schedule', id: 'nightly', value: old, index: [{ index: 'all', group: 'all', score: 0 }] },
-      {
-        op: 'put',
-        ns: 'schedule.fire',
-        id: `nightly#${planned}`,
-        value: { scheduleId: 'nightly', status: 'finished', plannedAt: planned },
-        index: [{ index: 'runs', group: 'nightly', score: Date.parse(planned) }],
-      },
-    ]);
-    const store = await onRecords(records);
-    expect((await store.schedules()).map((s) => [s.id, s.owner])).toEqual([['nightly', 'alice']]);
-    expect(await store.runs('alice/nightly', 10)).toEqual([
-      { scheduleId: 'alice/nightly', status: 'finished', plannedAt: planned },
-    ]);
-    expect(await store.runs('nightly', 10)).toEqual([]);
-    await store.removeSchedule('alice/nightly');
-    const again = createRecordScheduleStore({ records, log });
-    await again.open();
-    expect(await again.schedules()).toEqual([]); // nothing left under the bare id to come back
-  });
 });
 
 describe.skipIf(!hasRedisServer())('redis', () => {

@@ -9,10 +9,8 @@
  *   answers an unchanged state without parsing it again: one `version` read (Redis: one HMGET of two small fields),
  *   then the record only when its version moved. What it answers is deep-frozen (shared with other callers); `evolve`
  *   may change the state it is given in place, for it is given a copy. The state must be plain JSON data.
- * - A kept state that no longer fits `stateSchema` (a new version of the feature) is first given to `misfit` (the
- *   feature's own move from an earlier layout: true when it kept a state anew, which is read again); else it is folded
- *   again from the events and kept again (a warning says so). Events that do not fit `eventSchema` are skipped with a
- *   warning.
+ * - A kept state that no longer fits `stateSchema` (a new version of the feature) is folded again from the events and
+ *   kept again (a warning says so). Events that do not fit `eventSchema` are skipped with a warning.
  * - `events` pages the log by seq; `erase` removes the owner's every record (events and state) in one commit.
  * - `also` (append, erase): records kept beside the state (a feature's per-item records) written in the same commit.
  *   It runs at each attempt, after the fold, and may change the new state it is given in place (append) or throw to
@@ -60,8 +58,6 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
     initial: z.output<SS>;
     evolve: (state: z.output<SS>, event: z.output<ES>) => z.output<SS>;
     log: Logger;
-    /** A kept state that does not fit `stateSchema` (module doc); true: it kept a state anew. */
-    misfit?: (owner: string, record: StoredRecord) => Promise<boolean>;
     /** How many owners' states the cache keeps (default 1000), the least recently used dropped first. */
     cacheSize?: number;
   },
@@ -129,7 +125,7 @@ export function foldedLog<ES extends z.ZodType, SS extends z.ZodType>(
       return initial;
     }
     const item = states.check(record);
-    if (!item) return (await options.misfit?.(owner, record)) ? current(owner) : refold(owner, record.version);
+    if (!item) return refold(owner, record.version);
     return remember(owner, { version: item.version, seq: item.value.seq, state: deepFreeze(item.value.state) });
   }
 
