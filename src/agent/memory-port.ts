@@ -22,12 +22,17 @@ export interface MemoryCallContext {
   sessionId: string;
   turnId: string;
   callId: string;
-  /** A tool's output was in the model's context when it made this call (earlier in the same turn). */
+  /**
+   * A tool's output was in the model's context when it made this call: of any turn, until compaction left it out
+   * (session/history.ts `holdsToolOutput`), but the answers of `ownWords`.
+   */
   afterToolOutput: boolean;
 }
 
 export interface MemoryPort {
   readonly tools: readonly ModelTool[];
+  /** The memory tools whose answers are agentd's own words (a save's "Saved as m1."): not a tool's output. */
+  readonly ownWords: ReadonlySet<string>;
   call(
     name: string,
     args: unknown,

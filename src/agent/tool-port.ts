@@ -62,7 +62,7 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens, memory }
   ): Promise<ModelToolOutcome> => {
     const started = clock.now();
     const { owner, id } = splitSessionKey(input.key.sessionId);
-    const afterToolOutput = (await host?.afterToolOutput()) ?? false;
+    const afterToolOutput = (await host?.afterToolOutput(port.ownWords)) ?? false;
     const context = { owner, sessionId: id, turnId: input.key.turnId, callId: input.callId, afterToolOutput };
     const { success, text, result } = await port.call(input.name, input.args, context);
     return {

@@ -58,6 +58,7 @@ function memoryPort(service: MemoryService, settings: NonNullable<AgentConfig['m
       toolName: d.name,
       ...(rerunSafe && { rerunSafe: true as const }),
     })),
+    ownWords: tools.ownWords,
     call: (name, args, { owner, ...origin }) => tools.call(name, args, { ...origin, owner: memoryOwnerOf(owner) }),
     workingMemory: (owner) => workingMemory(memoryOwnerOf(owner)),
   };

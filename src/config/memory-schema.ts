@@ -28,7 +28,7 @@ export const memorySchema = z
       .enum(['unconfirmed', 'allow'])
       .default('unconfirmed')
       .describe(
-        "A memory write by the model after a tool's output in the same turn (which may carry injected instructions): `unconfirmed` (default) keeps it marked so, out of the system prompt and marked in searches until the principal confirms it (`POST /api/memory/confirm`); `allow` keeps it as any write. Its provenance is recorded either way.",
+        "A memory write by the model while a tool's output is in its context, of this turn or an earlier one until compaction leaves it out (it may carry injected instructions): `unconfirmed` (default) keeps it marked so, out of the system prompt and marked in searches until the principal confirms it (`POST /api/memory/confirm`); `allow` keeps it as any write. Its provenance is recorded either way.",
       ),
     tools: z
       .strictObject({

@@ -8,8 +8,9 @@
  * - Every call acts on the owner it is given (the session's principal's, memoryOwnerOf), never on another; search
  *   also reads the shared scope (MemoryService.search), which these tools never write — not even for a session that
  *   runs as `@shared` (its save, forget and profile fail).
- * - A write records where it was made (`MemoryCallContext`); one made after a tool's output in the same turn may be
- *   kept unconfirmed (`memory.afterToolOutput`), and the model reads that it waits for the user.
+ * - A write records where it was made (`MemoryCallContext`); one made while a tool's output is in the model's context
+ *   (any turn's, until compaction leaves it out) may be kept unconfirmed (`memory.afterToolOutput`), and the model
+ *   reads that it waits for the user.
  * - A call never throws: bad arguments or a failing store are a failed outcome whose text the model reads.
  * - `memory_profile` replaces the working-memory profile whole; a text over `profileMaxChars` is refused by the
  *   service (the model reads the bound and writes a shorter one), never cut silently.
@@ -183,6 +184,8 @@ export function createMemoryTools(service: MemoryService, settings: MemoryToolsS
 
   return {
     definitions,
+    /** The tools whose answers are agentd's own words, not stored text (all but search): no tool's output to a write. */
+    ownWords: new Set(definitions.map((d) => d.name).filter((name) => byName.get(name) !== 'search')),
     /** Runs the memory tool called `name` for `ctx.owner` (never rejects). */
     call(name: string, args: unknown, ctx: MemoryCallContext): Promise<MemoryToolResult> {
       const kind = byName.get(name);

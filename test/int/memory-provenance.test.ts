@@ -14,17 +14,25 @@ const call = (name: string, args: unknown): Reply => ({ toolCalls: [{ name, argu
 
 /**
  * The model: `(search-then-profile)` makes it search its memory first and, having read that tool's output, write the
- * injected profile; `(search-then-save)` the same with an item; otherwise the message's directives.
+ * injected profile; `(search-then-save)` the same with an item; `(search)` only searches; `(obey)` writes the injected
+ * profile at once and `(save:TEXT)` saves TEXT at once (a model acting on what an earlier turn read); otherwise the
+ * message's directives.
  */
 function script(request: { messages: WireMessage[] }): Reply | undefined {
   const lastUser = request.messages.findLastIndex((m) => m.role === 'user');
   const user = textOf(request.messages[lastUser]);
+  if (user.includes('Write the summary of the conversation above.')) return { text: 'Alice asked about her memory.' };
   const tools = request.messages.slice(lastUser).filter((m) => m.role === 'tool').length; // this turn's
+  const now = user.includes('(obey)') ? call('memory_profile', { text: INJECTED }) : /\(save:([^)]*)\)/.exec(user)?.[1];
+  if (now !== undefined)
+    return tools > 0 ? { text: 'done' } : typeof now === 'string' ? call('memory_save', { text: now }) : now;
   const flow = user.includes('(search-then-profile)')
     ? call('memory_profile', { text: INJECTED })
     : user.includes('(search-then-save)')
       ? call('memory_save', { text: INJECTED })
-      : undefined;
+      : user.includes('(search)')
+        ? { text: 'done' }
+        : undefined;
   if (!flow) return undefined;
   if (tools === 0) return call('memory_search', { query: 'files' });
   return tools === 1 ? flow : { text: 'done' };
@@ -94,6 +102,35 @@ describe('memory written after a tool output', { timeout: 120_000 }, () => {
     const after = (await api('GET', '/api/memory')).body.items.find((i: any) => i.id === injected.id);
     expect(after).not.toHaveProperty('unconfirmed');
     expect(after).toMatchObject({ afterToolOutput: true }); // its provenance stays
+  });
+
+  it('holds a write unconfirmed in a later turn while a tool output is in the context, and not once compaction left it out', async () => {
+    const api = as((await start()).url);
+    await api('PUT', '/api/memory/profile', { text: 'Alice, a baker' });
+    const turn = (message: string) => api('POST', '/api/message-sync', { sessionId: 'n1', message });
+    expect((await turn('(search)')).status).toBe(200); // turn 1 reads a tool's output
+    expect((await turn('Thanks! Anything else? (obey)')).status).toBe(200); // turn 2 acts on it
+    const held = (await api('GET', '/api/memory')).body;
+    expect(held.profile).toBe('Alice, a baker');
+    expect(held.pendingProfile).toMatchObject({
+      text: INJECTED,
+      sessionId: 'n1',
+      afterToolOutput: true,
+      unconfirmed: true,
+    });
+    await turn('(save:likes rye)');
+    const rye = (await api('GET', '/api/memory')).body.items.find((i: any) => i.text === 'likes rye');
+    expect(rye).toMatchObject({ afterToolOutput: true, unconfirmed: true });
+    await api('POST', '/api/message-sync', { sessionId: 'n2', message: 'hello' });
+    expect(lastSystemPrompt()).not.toContain(INJECTED);
+    // Compacted: the search's output is no longer in what the model reads; a write is kept as usual.
+    const compacted = await api('POST', '/api/sessions/n1/compact');
+    expect(compacted.body).toMatchObject({ compacted: true });
+    await turn('(save:likes spelt)');
+    const spelt = (await api('GET', '/api/memory')).body.items.find((i: any) => i.text === 'likes spelt');
+    expect(spelt).toBeDefined();
+    expect(spelt).not.toHaveProperty('unconfirmed');
+    expect(spelt).not.toHaveProperty('afterToolOutput');
   });
 
   it('pages the items, newest first, each once', async () => {

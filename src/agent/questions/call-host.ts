@@ -17,8 +17,8 @@ export interface CallHost {
   elicit: Elicitor;
   sampling: SamplingHost;
   taskCreated: (task: RemoteTask) => void;
-  /** Whether a tool's output was in the model's context when it made this call (earlier in the same turn). */
-  afterToolOutput: () => Promise<boolean>;
+  /** Whether a tool's output was in the model's context when it made this call (any turn's; not one of `own`). */
+  afterToolOutput: (own: ReadonlySet<string>) => Promise<boolean>;
 }
 
 export interface CallHostDeps {
@@ -29,8 +29,8 @@ export interface CallHostDeps {
   model: string;
   /** Stores a fact of a running call: a sampling request's usage, a task created for the call. */
   recordFact: (event: SessionEvent & { type: 'serverSampled' | 'toolTask' }) => void;
-  /** Whether the turn's model read a tool's output before the step that made `call` (CallHost `afterToolOutput`). */
-  afterToolOutput: (turnId: string) => Promise<boolean>;
+  /** Whether the model's context holds a tool's output, but those of `own` (CallHost `afterToolOutput`). */
+  afterToolOutput: (own: ReadonlySet<string>) => Promise<boolean>;
 }
 
 export const callHosts =
@@ -46,5 +46,5 @@ export const callHosts =
       },
     },
     taskCreated: (task) => deps.recordFact({ v: EVENT_VERSION, type: 'toolTask', ...call, ...task }),
-    afterToolOutput: () => deps.afterToolOutput(call.turnId),
+    afterToolOutput: (own) => deps.afterToolOutput(own),
   });

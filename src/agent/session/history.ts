@@ -75,9 +75,31 @@ function push(state: Projection, m: ChatMessage, seq: number): void {
   state.chars += charsOf(m);
 }
 
+/** Tool messages agentd wrote itself (a call's answer when its turn ended without one): no tool's output. */
+const SYNTHESIZED = new WeakSet<ChatMessage>();
+
 function answerOpen(state: Projection, content: string): void {
-  for (const [toolCallId, seq] of state.open) push(state, { role: 'tool', toolCallId, content }, seq);
+  for (const [toolCallId, seq] of state.open) {
+    const answer: ChatMessage = { role: 'tool', toolCallId, content };
+    SYNTHESIZED.add(answer);
+    push(state, answer, seq);
+  }
   state.open.clear();
+}
+
+/**
+ * Whether `messages` (a history, as the model reads it) hold a tool's output: a tool message whose text a tool gave,
+ * of a call to a tool not in `own` (agentd's tools whose answers are its own words). A result compaction cleared, one
+ * a summary left out, and the answer agentd wrote for a call its turn ended without are not a tool's output.
+ */
+export function holdsToolOutput(messages: readonly ChatMessage[], own: ReadonlySet<string>): boolean {
+  const toolOf = new Map<string, string>();
+  for (const m of messages) {
+    if (m.role === 'assistant') for (const call of m.toolCalls ?? []) toolOf.set(call.id, call.name);
+    else if (m.role === 'tool' && m.content !== CLEARED_TOOL_RESULT && !SYNTHESIZED.has(m))
+      if (!own.has(toolOf.get(m.toolCallId) ?? '')) return true;
+  }
+  return false;
 }
 
 function compact(state: Projection, e: SessionEventOf<'contextCompacted'>): void {

@@ -21,6 +21,7 @@
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
+import { holdsToolOutput } from './history.ts';
 import { createCompactRequests, createCompactor } from './compactor.ts';
 import { createContextMeter, usageView, type UsageView } from '../compaction/context.ts';
 import { createBudget } from '../compaction/budget.ts';
@@ -191,13 +192,12 @@ function lostEnds(state: SessionState, record: () => SessionWiring['output']['re
 }
 
 /**
- * Whether turn `turnId`'s model read a tool's output before its current step: a step after the first comes after
- * tool results, so once the step's facts are folded, more than one step says so.
+ * Whether the model's context, as of the step that made a call, holds a tool's output (history.ts `holdsToolOutput`):
+ * read once the step's facts are folded.
  */
-const readToolOutput = (state: SessionState, outbox: Outbox) => async (turnId: string) => {
+const readToolOutput = (state: SessionState, outbox: Outbox) => async (own: ReadonlySet<string>) => {
   await outbox.confirmed().catch(() => undefined);
-  const turn = state.openTurn;
-  return turn?.user.turnId === turnId && turn.steps.length > 1;
+  return holdsToolOutput(state.history.messages(), own);
 };
 
 /** The session's output; a turn whose facts can no longer be stored is stopped (`actor()`: made after it). */
