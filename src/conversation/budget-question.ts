@@ -15,6 +15,8 @@ export interface BudgetOver {
   budget: BudgetName;
   limit: number;
   used: number;
+  /** What the principal's other steps in flight hold of the budget (their worst cases, not yet spent); absent: none. */
+  reserved?: number;
   /** The next step's worst case: its estimated prompt plus its output bound, at the model's price. */
   estimate: number;
   currency: string;
@@ -37,7 +39,7 @@ const money = (amount: number, currency: string): string =>
 
 /** What a person reads: whose budget, what was spent, what the next step may cost. */
 export const budgetMessage = (o: Omit<BudgetOver, 'period' | 'hard'>): string =>
-  `${o.principal}'s ${PERIOD_WORD[o.budget]} budget is ${money(o.limit, o.currency)}: ${money(o.used, o.currency)} spent so far, and the next model step may cost up to ${money(o.estimate, o.currency)}.`;
+  `${o.principal}'s ${PERIOD_WORD[o.budget]} budget is ${money(o.limit, o.currency)}: ${money(o.used, o.currency)} spent so far${o.reserved ? `, ${money(o.reserved, o.currency)} held by steps under way` : ''}, and the next model step may cost up to ${money(o.estimate, o.currency)}.`;
 
 /**
  * The one sentence every face asks a budget question with (MCP's form, A2A's status, AG-UI's interrupt, the console's
@@ -62,9 +64,10 @@ export function budgetQuestion(
 
 /** The turn's failure when a step may not pass `over` (a hard budget, or its question denied or unanswered). */
 export function budgetRefusal(over: BudgetOver, why?: string): AppError {
-  const { principal, budget, limit, used, estimate, currency, resetTime } = over;
+  const { principal, budget, limit, used, reserved, estimate, currency, resetTime } = over;
   const reset = resetTime !== undefined && { resetTime: Math.ceil(Date.parse(resetTime) / 1000) };
   return new AppError('RATE_LIMIT_EXCEEDED', `${budgetMessage(over)}${why ? ` ${why}` : ''}`, {
     ...{ reason: 'budget', budget, principal, limit, used, remaining: 0, estimate, currency, ...reset },
+    ...(reserved !== undefined && { reserved }),
   });
 }

@@ -9,10 +9,15 @@
  * - `record` writes an entry and adds it to its day's and month's totals in one commit, the entry put only where it is
  *   absent: a fact recorded twice (a reaction run again after a crash) counts once; concurrent commits (other
  *   instances) are retried on fresh totals. Entries and totals expire KEEP_MS after their period.
+ * - **Holds** (holds.ts) of steps in flight: `reserve` reads the principal's holds, then its totals, and commits its
+ *   hold on the holds' version only when `decide` lets it; a step's entry (`record`, kind `step`) ends its session's
+ *   hold in the entry's commit, and `release` ends it for a step stored without a usage. So a reservation sees every
+ *   step either as held or as spent, never as neither, on every instance.
  */
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { records } from '../store/index.ts';
+import { createHolds } from './holds.ts';
 import { periodsOf, type Period } from './periods.ts';
 
 export const spendEntrySchema = z.object({
@@ -43,6 +48,8 @@ export type PeriodTotal = z.output<typeof totalSchema>;
 /** How long entries and totals are kept after their period: 400 days (a year's report, month by month). */
 export const KEEP_MS = 400 * 86_400_000;
 const ATTEMPTS = 50;
+/** A reservation retries while other instances' reservations of the principal land (one of each round does). */
+const RESERVE_ATTEMPTS = 500;
 export const ALL_PRINCIPALS = '*';
 
 const totalId = (principal: string, period: Pick<Period, 'key'>) => `${principal}|${period.key}`;
@@ -62,7 +69,18 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
     ],
   });
   const totals = records.collection(store, { ns: 'spend-total', schema: totalSchema, log });
+  const holds = createHolds(store, log);
   const empty = (): PeriodTotal => ({ amounts: {} });
+
+  /** The principal's totals of the day and the month of instant `at`, and the raise of session `sessionKey`. */
+  async function totalsOf(principal: string, at: number, sessionKey: string) {
+    const { day, month } = periodsOf(at, timeZone);
+    const session = sessionPeriod(sessionKey, at);
+    const ids = [day, month, session].map((p) => totalId(principal, p));
+    const [d, m, s] = (await totals.getMany(ids)).map((t) => t?.value ?? empty());
+    return { day: { ...d!, period: day }, month: { ...m!, period: month }, session: { ...s!, period: session } };
+  }
+  type Totals = Awaited<ReturnType<typeof totalsOf>>;
 
   return {
     /** Records entry `id` once (module doc): true when this call recorded it, false when it was already. */
@@ -70,8 +88,11 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
       const { day, month } = periodsOf(entry.at, timeZone);
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const ids = [totalId(entry.principal, day), totalId(entry.principal, month)];
+        const held = entry.kind === 'step' ? await holds.read(entry.principal) : undefined;
         const kept = await totals.getMany(ids);
         const writes = [entries.writes.put(id, entry, { ifVersion: 0, expiresAt: entry.at + KEEP_MS })];
+        const settled = held && holds.release(entry.principal, held, entry.sessionId, entry.at);
+        if (settled) writes.push(settled);
         const { amount, currency } = entry;
         if (amount !== undefined && currency !== undefined)
           [day, month].forEach((period, i) => {
@@ -86,14 +107,28 @@ export function createLedger(store: records.RecordStore, options: { timeZone: st
       }
       throw new Error(`spend ledger: could not record ${id} after ${ATTEMPTS} attempts (too many concurrent writers)`);
     },
-    /** The principal's totals of the day and the month of instant `at`, and the raise of session `sessionKey`. */
-    async totals(principal: string, at: number, sessionKey: string) {
-      const { day, month } = periodsOf(at, timeZone);
-      const session = sessionPeriod(sessionKey, at);
-      const ids = [day, month, session].map((p) => totalId(principal, p));
-      const [d, m, s] = (await totals.getMany(ids)).map((t) => t?.value ?? empty());
-      return { day: { ...d!, period: day }, month: { ...m!, period: month }, session: { ...s!, period: session } };
+    totals: totalsOf,
+    /**
+     * Makes session `sessionKey` hold `amount` of its principal's budgets from `at` when `decide` (given what the
+     * principal's other steps in flight hold, and its totals) finds no budget passed; else answers what `decide` found.
+     */
+    async reserve<Over>(
+      principal: string,
+      sessionKey: string,
+      at: number,
+      amount: number,
+      decide: (held: number, totals: Totals) => Over | undefined,
+    ): Promise<Over | undefined> {
+      for (let attempt = 0; attempt < RESERVE_ATTEMPTS; attempt++) {
+        const read = await holds.read(principal); // before the totals: a step settled meanwhile is seen in them
+        const over = decide(holds.held(read, at, sessionKey), await totalsOf(principal, at, sessionKey));
+        if (over !== undefined) return over;
+        if (await store.commit([holds.hold(principal, read, sessionKey, amount, at)])) return undefined;
+      }
+      throw new Error(`spend ledger: could not reserve for ${principal} (too many concurrent steps)`);
     },
+    /** Ends session `sessionKey`'s hold (a step stored without a usage: no entry settles it). */
+    release: holds.end,
     /** The principal's totals of the day and the month of instant `at` (what a usage report shows of its budgets). */
     async periods(principal: string, at: number) {
       const { day, month } = periodsOf(at, timeZone);

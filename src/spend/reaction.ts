@@ -3,7 +3,8 @@
  * —, a compaction's summary, a tool server's sampling request) becomes a ledger entry of the session's principal, id
  * `<session>#<seq>`, so a fact handed on again after a crash counts once: its tokens, and its cost when its model has
  * a price (else the entry has no amount: the report shows the tokens, the cost unknown). The spend is dated by when
- * the fact was stored.
+ * the fact was stored. A model step's entry ends the hold its budget check made (ledger.ts), as does a model step
+ * stored without a usage.
  */
 import type { Reaction } from '../agent/react/reactions.ts';
 import type { SessionStoredEvent } from '../agent/frames.ts';
@@ -44,8 +45,12 @@ export function spendReaction(ledger: Ledger): Reaction {
     name: 'spend',
     async handle(stored) {
       const entry = entryOf(stored);
-      if (!entry) return false;
-      return ledger.record(`${stored.sessionId}#${stored.seq}`, entry);
+      if (entry) return ledger.record(`${stored.sessionId}#${stored.seq}`, entry); // settles the step's hold
+      if (KINDS[stored.event.type] === 'step') {
+        // A model step the provider reported no usage for: no entry settles its hold; it ends here.
+        await ledger.release(spenderOf(stored.sessionId), stored.sessionId, Date.parse(stored.ts));
+      }
+      return false;
     },
   };
 }

@@ -108,38 +108,38 @@ describe('the budget gate', () => {
     let now = at('2026-11-29T10:00:00Z');
     const gate = createBudgetGate(config, ledger, () => now);
     await ledger.record('s1#1', entry(0.9, '2026-11-29T09:00:00Z'));
-    expect(await gate.check({ sessionKey: 's1', sessionSpent: 0, estimate: 0.05 })).toBeUndefined();
-    const over = await gate.check({ sessionKey: 's1', sessionSpent: 0, estimate: 1.2 });
+    expect(await gate.reserve({ sessionKey: 's1', sessionSpent: 0, estimate: 0.05 })).toBeUndefined();
+    const over = await gate.reserve({ sessionKey: 's1', sessionSpent: 0, estimate: 1.2 });
     expect(over).toMatchObject({ principal: '@unnamed', budget: 'day', limit: 1, used: 0, estimate: 1.2, hard: false });
     // alice, not @unnamed: the entry above was alice's.
     const alice = sessionKey('alice', 's1');
-    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
+    expect(await gate.reserve({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
       principal: 'alice',
       used: 0.9,
       resetTime: '2026-11-30T00:00:00.000Z',
     });
     now = at('2026-11-30T00:00:01Z');
-    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toBeUndefined();
+    expect(await gate.reserve({ sessionKey: alice, sessionSpent: 0, estimate: 0.2 })).toBeUndefined();
     // A raise holds for its period only.
     await gate.raise(
       { ...over!, principal: 'alice', period: 'd:2026-11-30', resetTime: '2026-12-01T00:00:00.000Z' },
       5,
     );
-    expect(await gate.check({ sessionKey: alice, sessionSpent: 0, estimate: 4 })).toBeUndefined();
+    expect(await gate.reserve({ sessionKey: alice, sessionSpent: 0, estimate: 4 })).toBeUndefined();
   });
 
   it("holds bob to his own limits: the session's spend, then the month", async () => {
     const ledger = createLedger(records.createMemoryRecordStore({ log }), { timeZone: 'UTC', log });
     const gate = createBudgetGate(config, ledger, () => at('2026-11-29T10:00:00Z'));
     const bob = sessionKey('bob', 's9');
-    expect(await gate.check({ sessionKey: bob, sessionSpent: 0.45, estimate: 0.1 })).toMatchObject({
+    expect(await gate.reserve({ sessionKey: bob, sessionSpent: 0.45, estimate: 0.1 })).toMatchObject({
       budget: 'session',
       limit: 0.5,
       hard: true,
     });
-    expect(await gate.check({ sessionKey: bob, sessionSpent: 0, estimate: 0.1 })).toBeUndefined();
+    expect(await gate.reserve({ sessionKey: bob, sessionSpent: 0, estimate: 0.1 })).toBeUndefined();
     await ledger.record('s9#1', entry(1.9, '2026-11-02T10:00:00Z', 'bob'));
-    expect(await gate.check({ sessionKey: bob, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
+    expect(await gate.reserve({ sessionKey: bob, sessionSpent: 0, estimate: 0.2 })).toMatchObject({
       used: 1.9,
       budget: 'month',
       resetTime: '2026-12-01T00:00:00.000Z',

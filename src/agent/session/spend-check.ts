@@ -4,6 +4,8 @@
  * Contracts:
  * - Only for a session whose principal has a limit (`applies`); the others pay nothing for it.
  * - Before the check, the session's reactions have handled every fact it stored (the ledger holds its steps so far).
+ * - A step that passes holds its worst case of its principal's budgets until its fact is stored (src/spend/gate.ts):
+ *   steps in flight at once, here or on other instances, never start on the same room.
  * - The worst case is the estimated prompt plus `maxOutputTokens` of output at the model's price (`llm.price`; 0 when
  *   the model has no price in the budgets' currency: a turn past a limit is still asked about, a step is never
  *   estimated).
@@ -18,7 +20,8 @@ import type { LlmClient, Usage } from '../../llm/types.ts';
 /** What the service is given of src/spend. */
 export interface SpendPort {
   applies(sessionKey: string): boolean;
-  check(c: { sessionKey: string; sessionSpent: number; estimate: number }): Promise<BudgetOver | undefined>;
+  /** The first budget the step would pass, or undefined: then the step holds `estimate` until its fact is stored. */
+  reserve(c: { sessionKey: string; sessionSpent: number; estimate: number }): Promise<BudgetOver | undefined>;
   raise(over: BudgetOver, limit: number): Promise<void>;
   currency: string;
   timeoutMs: number;
@@ -52,7 +55,7 @@ export function createSpendCheck(deps: SpendCheckDeps) {
     const completionTokens = deps.maxOutputTokens;
     const worst = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
     const sessionSpent = (deps.usage().costs ?? []).reduce((sum, c) => sum + inCurrency(c), 0);
-    const over = await spend.check({
+    const over = await spend.reserve({
       sessionKey: key.sessionId,
       sessionSpent,
       estimate: inCurrency(deps.llm.price?.(worst)),
