@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRecordStore } from '../../src/store/records/index.ts';
+import { startTcpProxy, type TcpProxy } from '../../tools/chaos/tcp-proxy.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
@@ -155,6 +156,78 @@ describe.skipIf(!enabled)('redis durability', { timeout: 60_000 }, () => {
     });
   });
 });
+
+/**
+ * A failover to a replica that lags (its link frozen through a proxy, then promoted and the instance moved to it): with
+ * `replicas: 1` the turn sent while it lagged is not acknowledged, and every acknowledged turn is on the promoted one.
+ */
+describe.skipIf(!enabled)('redis durability: a failover with replicas: 1', { timeout: 60_000 }, () => {
+  const pool = appPool();
+  const servers: RedisServer[] = [];
+  const proxies: TcpProxy[] = [];
+  let sim: Simulator;
+  let dir: string;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), 'agentd-failover-'));
+  });
+  afterAll(async () => {
+    await pool.stopAll();
+    for (const p of proxies) await p.close();
+    for (const s of servers) await s.stop();
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loses no acknowledged turn when the replica it promotes lagged', async () => {
+    const own = async (name: string) => ['--dir', await mkdtemp(join(dir, name))];
+    const primary = await startRedis(undefined, { args: await own('primary-') });
+    servers.push(primary);
+    const port = (r: RedisServer) => Number(new URL(r.url).port);
+    const link = await startTcpProxy(port(primary));
+    const front = await startTcpProxy(port(primary));
+    proxies.push(link, front);
+    const replica = await startRedis(undefined, {
+      args: [...(await own('replica-')), '--replicaof', '127.0.0.1', String(link.port)],
+    });
+    servers.push(replica);
+    await until(async () => /slave0:.*state=online/.test(await info(primary.url)), 'the replica online');
+    const keyPrefix = `failover${randomUUID()}:`;
+    const storage = {
+      type: 'redis',
+      url: `redis://127.0.0.1:${front.port}`,
+      keyPrefix,
+      replicas: 1,
+      replicaTimeoutMs: 500,
+    };
+    const app = await pool.start({ storage, server: roomyLimits }, { modelUrl: sim.url });
+    const acked: string[] = [];
+    const send = async (turnId: string) => {
+      const res = await api(app.url, 'POST', '/api/message-sync', { message: turnId, sessionId: 'f1', turnId });
+      if (res.status === 200) acked.push(turnId);
+      return res.status;
+    };
+    for (const turnId of ['before-1', 'before-2']) expect(await send(turnId)).toBe(200);
+
+    link.freeze(); // the replica lags from here: the primary holds what it never receives
+    expect(await send('while-lagging')).not.toBe(200);
+    await command(replica.url, ['REPLICAOF', 'NO', 'ONE']);
+    front.point(port(replica));
+
+    const onPromoted = await stored(replica.url, `${keyPrefix}{s:f1}:ev`);
+    expect(acked).toEqual(['before-1', 'before-2']);
+    for (const turnId of acked) expect(onPromoted).toContain(turnId);
+  });
+});
+
+/** The turn ids of the `userMessage`s of a session's stream on the server at `url`. */
+async function stored(url: string, key: string): Promise<string[]> {
+  const entries = (await command(url, ['XRANGE', key, '-', '+'])) as [string, string[]][];
+  return entries.flatMap(([, fields]) => {
+    const event = JSON.parse(fields[fields.indexOf('e') + 1] ?? '{}') as { type?: string; turnId?: string };
+    return event.type === 'userMessage' && event.turnId ? [event.turnId] : [];
+  });
+}
 
 async function command(url: string, args: string[]): Promise<unknown> {
   const client = createClient({ url });
