@@ -45,6 +45,28 @@ export const storageSchema = z.discriminatedUnion('type', [
         .describe(
           'How long a session stays with an instance that stopped renewing its lease (it died) before another takes it over, in ms.',
         ),
+      requireDurable: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Refuse to start when Redis answers `CONFIG GET` with a setting that can lose acknowledged writes (`appendonly` must be `yes`, `appendfsync` `always`, `maxmemory-policy` `noeviction`); the error names each setting and the value it needs. Off, each such setting is a warning at start. A Redis that refuses `CONFIG GET` (managed services) is a warning either way.',
+        ),
+      replicas: z
+        .number()
+        .int()
+        .min(0)
+        .default(0)
+        .describe(
+          "Replicas that must hold a write before agentd acknowledges it (Redis `WAIT`): session appends and every record write (outbox, schedules, memory, ledger, leases' claims). 0: the primary's answer is enough (a failover to a replica that lags can lose acknowledged writes).",
+        ),
+      replicaTimeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .default(2000)
+        .describe(
+          'How long a write waits for `replicas` replicas, in ms; fewer in time fail it with `SERVICE_UNAVAILABLE` (reason `storage`), never acknowledged.',
+        ),
       maxSessionsInMemory,
     })
     .describe('One Redis Stream per session; every instance sharing the Redis serves every session (see Scaling out).'),

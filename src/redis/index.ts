@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as NodeRedis from 'redis';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
+import { checkRedisDurability, type DurabilityCheck } from './durability.ts';
 
 /**
  * A node-redis connection: no offline queue (while Redis is unreachable every command fails at once, never hangs);
@@ -135,3 +136,30 @@ export const storageFailure =
       cause,
     });
   };
+
+export { checkRedisDurability, DURABLE_REDIS, lossySettings, type DurabilityCheck } from './durability.ts';
+
+/**
+ * Connects a store's `client`: Redis unreachable rejects with SERVICE_UNAVAILABLE naming the URL (without credentials);
+ * then checks Redis's durability settings (durability.ts): a refusal closes the connection and rejects.
+ */
+export async function connectChecked(
+  client: RedisConnection,
+  check: Omit<DurabilityCheck, 'where'> & { url: string },
+): Promise<void> {
+  const where = safeRedisUrl(check.url);
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new AppError('SERVICE_UNAVAILABLE', `cannot reach Redis at ${where}: ${messageOf(err)}`, {
+      reason: 'storage',
+    });
+  }
+  try {
+    await checkRedisDurability(client, { ...check, where });
+  } catch (err) {
+    await closeRedisConnection(client); // refused: the start ends here, nothing else closes it
+    throw err;
+  }
+}
+export { replicatedWrites, type Replication } from './replicated.ts';

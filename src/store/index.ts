@@ -22,7 +22,13 @@ export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: 
     case 'memory':
       return createMemoryStore<E>(deps);
     case 'redis':
-      return createRedisStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
+      return createRedisStore({
+        ...deps,
+        url: storage.url,
+        keyPrefix: storage.keyPrefix,
+        requireDurable: storage.requireDurable ?? false,
+        replication: { replicas: storage.replicas ?? 0, timeoutMs: storage.replicaTimeoutMs ?? 2000 },
+      });
     case 'postgres':
       return createPostgresStore({ ...deps, url: storage.url, schema: storage.schema, pool: storage.pool });
   }

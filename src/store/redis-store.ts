@@ -1,12 +1,14 @@
 import { isoNow, systemClock } from '../clock.ts';
-import { AppError, messageOf } from '../errors/index.ts';
 import {
   closeRedisConnection,
+  connectChecked,
   createRedisConnection,
+  replicatedWrites,
   safeRedisUrl,
   sessionFenceKey,
   storageFailure,
   watchOutages,
+  type Replication,
 } from '../redis/index.ts';
 import { fencedError } from './fenced.ts';
 import { storeGuard } from './session-id.ts';
@@ -26,6 +28,10 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   url: string;
   /** Prefix of every key (default `agentd:`), so several deployments can share one Redis. */
   keyPrefix: string;
+  /** Refuse to open on a Redis whose settings can lose acknowledged writes (else a warning): redis/durability.ts. */
+  requireDurable?: boolean;
+  /** Replicas every write waits for before it is acknowledged (default none): redis/replicated.ts. */
+  replication?: Replication;
 }
 
 /** An owner as the index by recency and the turn totals tag it (redis-recency.ts `TAG_OF`). */
@@ -74,7 +80,9 @@ const entryParser =
  *   keys of sessions with a turn open: `markOpenTurn`), `<prefix>store-id`, the index by recency (redis-recency.ts)
  *   and the kept turn totals (`<prefix>turn-counts`, `<prefix>turn-totals`: redis-turn-counts.ts).
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls fail at once with
- *   SERVICE_UNAVAILABLE until it is back; `watchMedium` watchers hear of both.
+ *   SERVICE_UNAVAILABLE until it is back; `watchMedium` watchers hear of both. `open()` checks Redis's durability
+ *   settings (warns, or rejects with `requireDurable`).
+ * - A write resolves only once `replication.replicas` replicas hold it (WAIT); fewer in time reject it.
  */
 export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
   const { log, parseEvent, keyPrefix } = options;
@@ -112,6 +120,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   let closed = false;
   const guard = storeGuard(() => closed);
   const failure = storageFailure(log, where, 'event store');
+  const replicated = replicatedWrites(client, options.replication, log, 'event store');
   /** Runs a script; a failure rejects as `failure(op)` says. */
   const run = (script: string, keys: string[], args: string[], op: string) =>
     client.eval(script, { keys, arguments: args }).catch(failure(op));
@@ -126,15 +135,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   );
 
   return {
-    async open() {
-      try {
-        await client.connect();
-      } catch (err) {
-        throw new AppError('SERVICE_UNAVAILABLE', `cannot reach Redis at ${where}: ${messageOf(err)}`, {
-          reason: 'storage',
-        });
-      }
-    },
+    open: () => connectChecked(client, { url: options.url, requireDurable: options.requireDurable ?? false, log }),
 
     async append(sessionId, events, fence) {
       guard(sessionId);
@@ -145,6 +146,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
         await run(APPEND, fencedKeysOf(sessionId), appendArgs(sessionId, ts, events, jsons, fence), 'append'),
       );
       if (last < 0) throw fencedError(sessionId, fence ?? 0);
+      await replicated('append');
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -165,6 +167,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       ];
       const last = Number(await run(CREATE, keysOf(sessionId), args, 'create'));
       if (last < 0) throw sessionExists(sessionId);
+      await replicated('create');
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
 
@@ -237,13 +240,16 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await run(DELETE, fencedKeysOf(sessionId), [sessionId], 'delete')) > 0;
+      const deleted = Number(await run(DELETE, fencedKeysOf(sessionId), [sessionId], 'delete')) > 0;
+      await replicated('delete');
+      return deleted;
     },
 
     async markOpenTurn(sessionId, open) {
       guard(sessionId);
       const done = open ? client.sAdd(openTurns, sessionId) : client.sRem(openTurns, sessionId);
       await done.catch(failure('markOpenTurn'));
+      await replicated('markOpenTurn');
     },
 
     async openTurnSessions() {

@@ -5,7 +5,15 @@ import type { Logger } from '../log/index.ts';
 export type StorageConfig =
   | { type: 'jsonl'; dir: string }
   | { type: 'memory' }
-  | { type: 'redis'; url: string; keyPrefix: string }
+  | {
+      type: 'redis';
+      url: string;
+      keyPrefix: string;
+      requireDurable?: boolean;
+      /** Replicas a write waits for (WAIT) before it is acknowledged; absent or 0: none. */
+      replicas?: number;
+      replicaTimeoutMs?: number;
+    }
   | { type: 'postgres'; url: string; schema: string; pool: number };
 
 /** An event the store can keep: a JSON object with a `type`, and a non-empty `turnId` when it belongs to a turn. */

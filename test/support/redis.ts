@@ -23,15 +23,19 @@ export interface RedisServer {
 /**
  * Starts redis-server on `port` (default: a free one). With `dir`, it keeps an append-only file
  * there, fsync'd on every write, so a restart on the same `dir` has every acknowledged write.
+ * `args` go on its command line after these (e.g. `--replicaof 127.0.0.1 <port>`).
  */
-export async function startRedis(port?: number, options: { dir?: string } = {}): Promise<RedisServer> {
+export async function startRedis(
+  port?: number,
+  options: { dir?: string; args?: readonly string[] } = {},
+): Promise<RedisServer> {
   port ??= await freePort();
   const persistence = options.dir
     ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always']
     : ['--appendonly', 'no'];
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...(options.args ?? [])],
     { stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;

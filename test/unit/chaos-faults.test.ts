@@ -11,17 +11,18 @@ import {
   nextFault,
 } from '../../tools/chaos/faults.ts';
 import { createPrng } from '../../tools/chaos/prng.ts';
-import { FAULT_KINDS, type FaultKind } from '../../tools/chaos/world.ts';
+import { BASE_FAULT_KINDS, FAULT_KINDS, type FaultKind } from '../../tools/chaos/world.ts';
 
-const none = (): Record<FaultKind, number> => ({ kill: 0, pause: 0, redisRestart: 0, slowModel: 0 });
+const none = (): Record<FaultKind, number> =>
+  Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
 
 /** The faults a run of `seconds` starts, each counted as it starts (as startFaults does when its target is there). */
-function schedule(seed: number, seconds: number) {
+function schedule(seed: number, seconds: number, kinds: readonly FaultKind[] = BASE_FAULT_KINDS) {
   const prng = createPrng(seed).fork('faults');
   const injected = none();
   const faults: { at: number; kind: FaultKind }[] = [];
   for (let at = 0; ;) {
-    const { gapMs, kind } = nextFault(prng, injected);
+    const { gapMs, kind } = nextFault(prng, injected, kinds);
     at += gapMs;
     if (at >= seconds * 1000) return { faults, injected };
     injected[kind]++;
@@ -34,12 +35,21 @@ describe('the chaos fault schedule', () => {
     for (let seed = 0; seed < 1000; seed++) {
       const { faults, injected } = schedule(seed, EVERY_KIND_SECONDS);
       expect(missedFaultKinds(injected), `seed ${seed}`).toEqual([]);
-      expect(new Set(faults.slice(0, 4).map((f) => f.kind)).size, `seed ${seed}`).toBe(FAULT_KINDS.length);
+      expect(new Set(faults.slice(0, 4).map((f) => f.kind)).size, `seed ${seed}`).toBe(BASE_FAULT_KINDS.length);
+      expect(injected.redisWipe + injected.failover, `seed ${seed}`).toBe(0); // lossy kinds only with --lossy
       expect(faults[3]!.at).toBeLessThanOrEqual(4 * FAULT_GAP_MS.max);
     }
     // CI's seed, and the seed whose 60 s run drew no Redis restart by weight alone.
     expect(schedule(71, 75).injected.redisRestart).toBeGreaterThan(0);
     expect(schedule(7, 60).injected.redisRestart).toBeGreaterThan(0);
+  });
+
+  it('with --lossy, injects the six kinds within the first six faults (45 s), so in every run of 60 s', () => {
+    for (let seed = 0; seed < 1000; seed++) {
+      const { faults, injected } = schedule(seed, EVERY_KIND_SECONDS, FAULT_KINDS);
+      expect(missedFaultKinds(injected, FAULT_KINDS), `seed ${seed}`).toEqual([]);
+      expect(new Set(faults.slice(0, 6).map((f) => f.kind)).size, `seed ${seed}`).toBe(FAULT_KINDS.length);
+    }
   });
 
   it('brings a kind never injected (its fault skipped: no target) back as the next fault', () => {
@@ -53,8 +63,8 @@ describe('the chaos fault schedule', () => {
     const all = { kill: 1, pause: 1, redisRestart: 1, slowModel: 1 };
     const drawn = none();
     for (let i = 0; i < 9000; i++) drawn[nextFault(prng, all).kind]++;
-    const total = Object.values(FAULT_WEIGHTS).reduce((a, b) => a + b, 0);
-    for (const kind of FAULT_KINDS) expect(drawn[kind] / 9000).toBeCloseTo(FAULT_WEIGHTS[kind] / total, 1);
+    const total = BASE_FAULT_KINDS.reduce((sum, k) => sum + FAULT_WEIGHTS[k], 0);
+    for (const kind of BASE_FAULT_KINDS) expect(drawn[kind] / 9000).toBeCloseTo(FAULT_WEIGHTS[kind] / total, 1);
     expect(schedule(42, 600)).toEqual(schedule(42, 600));
   });
 });

@@ -17,7 +17,12 @@ export interface AgentFileOptions {
   keyPrefix: string;
   markerFile: string;
   stampFile: string;
+  /** `storage.replicas` (0: none waited for). */
+  replicas?: number;
 }
+
+/** How long a write waits for its replica in a run with `--replicas`. */
+export const REPLICA_TIMEOUT_MS = 1000;
 
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const markServer = new URL('./mark-server.ts', import.meta.url).pathname;
@@ -36,7 +41,13 @@ export function agentFile(o: AgentFileOptions): object {
       timeoutMs: 60_000,
       idleTimeoutMs: 30_000,
     },
-    storage: { type: 'redis', url: o.redisUrl, keyPrefix: o.keyPrefix, leaseMs: LEASE_MS },
+    storage: {
+      type: 'redis',
+      url: o.redisUrl,
+      keyPrefix: o.keyPrefix,
+      leaseMs: LEASE_MS,
+      ...(o.replicas ? { replicas: o.replicas, replicaTimeoutMs: REPLICA_TIMEOUT_MS } : {}),
+    },
     server: {
       resumeTurns: true,
       requestTimeoutMs: 60_000,

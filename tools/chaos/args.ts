@@ -3,7 +3,9 @@
  * default: one drawn at random and printed), `--instances K` (default 3), `--sources` (run agentd's TypeScript
  * sources through tsx instead of the compiled `bin/agentd.js`), `--keep` (keep the run's folder: agentd logs,
  * receivers' logs, the marker file, `recorded.json`), `--tolerate K,…` (violation kinds reported but not failing the
- * run: what CI knows to be open; the summary counts them all the same).
+ * run: what CI knows to be open; the summary counts them all the same), `--lossy` (Redis with a replica, and the faults
+ * that lose acknowledged writes: `redisWipe`, `failover`), `--replicas N` (default 0: `storage.replicas` of the
+ * instances, so each write waits for N replicas; more than 0 runs Redis with a replica even without `--lossy`).
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -18,10 +20,13 @@ export interface ChaosArgs {
   keep: boolean;
   /** Kinds counted and shown but not failing the run. */
   tolerate: ViolationKind[];
+  lossy: boolean;
+  /** `storage.replicas` (0 or 1: the run has one replica). */
+  replicas: number;
 }
 
 export const USAGE =
-  'usage: npm run chaos -- [--seconds N] [--seed S] [--instances K] [--sources] [--keep] [--tolerate KIND,…]';
+  'usage: npm run chaos -- [--seconds N] [--seed S] [--instances K] [--sources] [--keep] [--tolerate KIND,…] [--lossy] [--replicas 0|1]';
 
 export function parseChaosArgs(argv: string[]): ChaosArgs {
   const { values } = parseArgs({
@@ -34,6 +39,8 @@ export function parseChaosArgs(argv: string[]): ChaosArgs {
       sources: { type: 'boolean' },
       keep: { type: 'boolean' },
       tolerate: { type: 'string' },
+      lossy: { type: 'boolean' },
+      replicas: { type: 'string' },
     },
   });
   const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
@@ -51,11 +58,14 @@ export function parseChaosArgs(argv: string[]): ChaosArgs {
     sources: values.sources ?? false,
     keep: values.keep ?? false,
     tolerate: kindsOf(values.tolerate),
+    lossy: values.lossy ?? false,
+    replicas: oneReplicaAtMost(int('replicas', values.replicas, 0, 0)),
   };
 }
 
 export function replayCommand(a: ChaosArgs): string {
-  return `npm run chaos -- --seconds ${a.seconds} --seed ${a.seed} --instances ${a.instances}${a.sources ? ' --sources' : ''}`;
+  const flags = `${a.sources ? ' --sources' : ''}${a.lossy ? ' --lossy' : ''}${a.replicas > 0 ? ` --replicas ${a.replicas}` : ''}`;
+  return `npm run chaos -- --seconds ${a.seconds} --seed ${a.seed} --instances ${a.instances}${flags}`;
 }
 
 /** `--tolerate`'s kinds, each one the checker counts. */
@@ -66,4 +76,10 @@ function kindsOf(text: string | undefined): ViolationKind[] {
       throw new Error(`--tolerate: "${k}" is not a violation kind (${VIOLATION_KINDS.join(', ')})`);
     return k as ViolationKind;
   });
+}
+
+/** The run starts one replica: more cannot be waited for. */
+function oneReplicaAtMost(n: number): number {
+  if (n > 1) throw new Error(`--replicas: the run has one replica, so 0 or 1, got ${n}`);
+  return n;
 }

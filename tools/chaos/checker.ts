@@ -27,8 +27,14 @@
  *   `cancelled`, any other `completed` with `result.isError` (or `failed`); a turn with no ending, or a `tasks/get`
  *   that answered no status, is wrong too.
  *
+ * - `lostSilently`, `seqReused`, `callerLeftWaiting`: what a store that lost data must not do (check-loss.ts), counted
+ *   in every run; in a run with lossy faults (`lossyFaults`), an acknowledged turn the final log holds nothing of is
+ *   counted in `lost` (noticed or silently) instead of `ackedNotOneEnding`, and the WebSocket checks compare what each
+ *   client saw under the last store identity it was told (it dropped what it held before).
+ *
  * `examples` keeps the first few instances of each kind, for people reading a failed run.
  */
+import { checkLoss, lostAcks, type LossCount } from './check-loss.ts';
 import type { LogLine, Recorded } from './recorded.ts';
 
 export const VIOLATION_KINDS = [
@@ -47,11 +53,16 @@ export const VIOLATION_KINDS = [
   'webhookMissing',
   'pushMissing',
   'mcpTaskWrong',
+  'lostSilently',
+  'seqReused',
+  'callerLeftWaiting',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
 export interface CheckResult {
   violations: Record<ViolationKind, number>;
+  /** Acknowledged turns the store lost: noticed (fine) or silently (`lostSilently`), and by the fault that lost them. */
+  lost: LossCount;
   examples: Partial<Record<ViolationKind, string[]>>;
 }
 
@@ -84,8 +95,13 @@ export function check(recorded: Recorded): CheckResult {
   const endings = new Map(recorded.sessions.map((s) => [s.id, endingsOf(s.log)]));
 
   checkLogs(recorded, endings, report);
+  const lost = checkLoss(recorded, report);
+  const expectedLost = new Set(
+    (recorded.lossyFaults ?? []).length > 0 ? lostAcks(recorded).map((a) => `${a.sessionId}\u0000${a.turnId}`) : [],
+  );
   const acked = new Map(recorded.acked.map((a) => [`${a.sessionId}\u0000${a.turnId}`, a]));
-  for (const a of acked.values()) {
+  for (const [key, a] of acked) {
+    if (expectedLost.has(key)) continue;
     const n = endings.get(a.sessionId)?.get(a.turnId) ?? 0;
     if (n !== 1) report('ackedNotOneEnding', `${a.sessionId} turn ${a.turnId} (${a.via}): ${n} endings`);
   }
@@ -96,7 +112,7 @@ export function check(recorded: Recorded): CheckResult {
   checkSchedules(recorded, sessions, report);
   checkDeliveries(recorded, endings, report);
   checkMcpTasks(recorded, sessions, report);
-  return { violations, examples };
+  return { violations, lost, examples };
 }
 
 type Report = (kind: ViolationKind, what: string, n?: number) => void;
@@ -129,7 +145,8 @@ function checkLogs(recorded: Recorded, endings: Map<string, Map<string, number>>
 }
 
 function checkWs(recorded: Recorded, sessions: Map<string, Recorded['sessions'][number]>, report: Report): void {
-  for (const view of recorded.ws) {
+  for (const whole of recorded.ws) {
+    const view = lastStoreOf(whole);
     const history = sessions.get(view.sessionId)?.history ?? [];
     // A frame is the history's when its seq, event and turn (if it names one) are: a turn's transient `error` repeats
     // the seq of the last durable frame, which may be another turn's stored `error`.
@@ -252,4 +269,12 @@ function canonical(text: string): string {
         : v;
   const parsed = parse(text);
   return parsed === undefined ? text : JSON.stringify(sort(parsed));
+}
+
+/** What a client saw under the last store identity it was told: all of it (from its first `since`) when told one. */
+function lastStoreOf(view: Recorded['ws'][number]): Recorded['ws'][number] {
+  const last = view.frames.at(-1)?.storeId;
+  const first = view.frames[0]?.storeId;
+  if (last === undefined || first === last) return view;
+  return { ...view, from: 0, frames: view.frames.filter((f) => f.storeId === last) };
 }

@@ -57,11 +57,10 @@ export async function drive(args: ChaosArgs, world: World, env: Setup, log: (lin
   const started = Date.now();
   const progress = setInterval(() => {
     const states = world.instances.map((i) => `${i.name}:${i.state}`).join(' ');
-    const f = world.faults;
+    const f = world.faultKinds.map((k) => `${k} ${world.faults[k]}`).join(' ');
     log(
       `${Math.round((Date.now() - started) / 1000)}/${args.seconds} s, ${totalOperations(world)} operations, ` +
-        `faults kill ${f.kill} pause ${f.pause} redisRestart ${f.redisRestart} slowModel ${f.slowModel}; ` +
-        `${states}; redis ${env.redis.isUp() ? 'up' : 'down'}`,
+        `faults ${f}; ${states}; redis ${env.redis.isUp() ? 'up' : 'down'}`,
     );
   }, 5000);
   await sleep(args.seconds * 1000);
@@ -100,5 +99,8 @@ export async function drive(args: ChaosArgs, world: World, env: Setup, log: (lin
     a2aTasks: world.a2aTasks,
     pushes: env.pushes.hits.flatMap((h) => pushedTask(h.body) ?? []),
     mcpTasks: await readMcpTasks(world.mcpTasks, anyUp),
+    stores: followers.flatMap((f) => f.stores()),
+    lossyFaults: world.lossyFaults,
+    syncs: world.syncs,
   };
 }

@@ -64,9 +64,12 @@ export function startLoad(world: World, sessions: LoadSessions, followers: Follo
       const turnId = `t-${tag}`;
       const path = kind === 'sync' ? '/api/message-sync' : '/api/message';
       const timeoutMs = kind === 'sync' ? 70_000 : 10_000;
+      const sentAt = Date.now();
       track(
         call(base, 'POST', path, { message: text, sessionId, turnId }, { timeoutMs }).then((a) => {
-          if (a.status === 200) world.acked.push({ sessionId, turnId, via: kind });
+          const answeredAt = Date.now();
+          if (a.status === 200) world.acked.push({ sessionId, turnId, via: kind, at: answeredAt });
+          if (kind === 'sync') world.syncs.push({ sessionId, turnId, sentAt, answeredAt, status: a.status });
         }),
       );
     }
@@ -91,7 +94,7 @@ export function startLoad(world: World, sessions: LoadSessions, followers: Follo
       const sent = sentOverWs.get(String(frame.data['content']));
       if (!sent || sent.follower !== follower.name || typeof frame.data['turnId'] !== 'string') return;
       sentOverWs.delete(String(frame.data['content']));
-      world.acked.push({ sessionId: sent.sessionId, turnId: frame.data['turnId'], via: 'ws' });
+      world.acked.push({ sessionId: sent.sessionId, turnId: frame.data['turnId'], via: 'ws', at: Date.now() });
     },
   };
 }
@@ -121,5 +124,5 @@ async function sendA2a(world: World, base: string, contextId: string, text: stri
   if (answer.status !== 200 || typeof taskId !== 'string') return;
   const turnId = taskId.slice(taskId.lastIndexOf('/') + 1);
   world.a2aTasks.push({ taskId, sessionId: contextId, turnId });
-  world.acked.push({ sessionId: contextId, turnId, via: 'a2a' });
+  world.acked.push({ sessionId: contextId, turnId, via: 'a2a', at: Date.now() });
 }

@@ -3,7 +3,8 @@
  * redis-server, driven by a seeded mixed load while seeded faults hit them (kill -9, SIGSTOP past the lease, Redis
  * restarts, a slow model); once load and faults stop and the instances settle, the checker (checker.ts) counts what
  * was lost or done twice. Progress goes to stderr; the LAST line on stdout is the JSON summary
- * `{seed, seconds, instances, operations, faults, faultKindsMissed, violations, commit}`. Exit 0 when every violation
+ * `{seed, seconds, instances, lossy, replicas, operations, faults, faultKindsMissed, lost, violations, commit}` (`lost`:
+ * acknowledged turns the store lost, `noticed` by agentd or lost `silently`, `byFault`). Exit 0 when every violation
  * count is 0, 1 when one is not, 2 when the run itself failed (its summary then has `error`; a run of 60 s or more
  * that missed a fault kind failed too); a failure prints the command that
  * replays the seed. Every process and the run's folder are removed at the end, on an error and on Ctrl-C; a watchdog
@@ -21,7 +22,7 @@ import { EVERY_KIND_SECONDS, missedFaultKinds } from './faults.ts';
 import { openJournal } from './journal.ts';
 import { createPrng } from './prng.ts';
 import { setUp } from './setup.ts';
-import { FAULT_KINDS, totalOperations, type World } from './world.ts';
+import { BASE_FAULT_KINDS, FAULT_KINDS, LOSSY_FAULT_KINDS, totalOperations, type World } from './world.ts';
 
 const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 
@@ -35,15 +36,21 @@ function commit(): string {
   }
 }
 
+/** The fault kinds a run with `args` injects. */
+const kindsOf = (args: ChaosArgs) => (args.lossy ? [...BASE_FAULT_KINDS, ...LOSSY_FAULT_KINDS] : [...BASE_FAULT_KINDS]);
+
 function summary(args: ChaosArgs, world: World | undefined, result: CheckResult | undefined, error?: string) {
   const faults = world?.faults ?? (Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as World['faults']);
   return {
     seed: args.seed,
     seconds: args.seconds,
     instances: args.instances,
+    lossy: args.lossy,
+    replicas: args.replicas,
     operations: world ? totalOperations(world) : 0,
     faults,
-    faultKindsMissed: missedFaultKinds(faults),
+    faultKindsMissed: missedFaultKinds(faults, kindsOf(args)),
+    lost: result?.lost ?? { acknowledged: 0, noticed: 0, silently: 0, byFault: {} },
     violations: result?.violations ?? Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])),
     commit: commit(),
     ...(error !== undefined && { error }),
@@ -95,12 +102,19 @@ async function main(): Promise<number> {
       a2aTasks: [],
       mcpTasks: [],
       operations: {},
-      faults: { kill: 0, pause: 0, redisRestart: 0, slowModel: 0 },
+      faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as World['faults'],
+      faultKinds: kindsOf(args),
+      lossyFaults: [],
+      syncs: [],
     };
     const recorded = await drive(args, world, env, say);
     say(`operations by kind: ${JSON.stringify(world.operations)}`);
     writeFileSync(join(dir, 'recorded.json'), JSON.stringify(recorded));
     const result = check(recorded);
+    if (args.lossy || result.lost.acknowledged > 0)
+      say(
+        `lost acknowledged turns: ${result.lost.acknowledged} (noticed ${result.lost.noticed}, silently ${result.lost.silently}; by fault ${JSON.stringify(result.lost.byFault)})`,
+      );
     const found = VIOLATION_KINDS.filter((k) => result.violations[k] > 0);
     for (const kind of found)
       say(
@@ -109,7 +123,7 @@ async function main(): Promise<number> {
     const failed = found.filter((k) => !args.tolerate.includes(k));
     if (failed.length > 0) say(`FAILED with seed ${args.seed}; ${replay()} (add --keep to keep the logs)`);
     else say(`no violations${found.length > 0 ? ' but tolerated ones' : ''} (seed ${args.seed})`);
-    const missed = missedFaultKinds(world.faults);
+    const missed = missedFaultKinds(world.faults, world.faultKinds);
     const uncovered = args.seconds >= EVERY_KIND_SECONDS && missed.length > 0;
     if (uncovered) say(`FAILED: no ${missed.join(', ')} fault in ${args.seconds} s; ${replay()}`);
     await cleanupAll();

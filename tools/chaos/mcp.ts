@@ -77,7 +77,7 @@ export async function sendMcp(world: World, base: string, sessionId: string, tex
   if (answer.result?.['resultType'] !== 'task' || typeof taskId !== 'string') return;
   const turnId = taskId.slice(taskId.lastIndexOf('/') + 1);
   world.mcpTasks.push({ taskId, sessionId, turnId });
-  world.acked.push({ sessionId, turnId, via: 'mcp' });
+  world.acked.push({ sessionId, turnId, via: 'mcp', at: Date.now() });
 }
 
 /**

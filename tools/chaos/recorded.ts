@@ -12,7 +12,7 @@ export interface LogLine {
   event: { type: string; turnId?: string; [key: string]: unknown };
 }
 
-/** A frame `{event, data}` as the history endpoint or a WebSocket gives it. */
+/** A frame `{event, data}` as the history endpoint or a WebSocket gives it (`hello`: `data.storeId`). */
 export interface Frame {
   event: string;
   data: { seq?: number; turnId?: string; [key: string]: unknown };
@@ -34,6 +34,34 @@ export interface AckedMessage {
   sessionId: string;
   turnId: string;
   via: 'message' | 'sync' | 'ws' | 'a2a' | 'mcp';
+  /** When the run saw it acknowledged (ms since the epoch). */
+  at?: number;
+}
+
+/**
+ * A store identity a WebSocket client was told (a `hello` frame's `storeId` unlike the one it knew, or a
+ * `storeChanged` frame), the first one included: when (ms since the epoch), by which client.
+ */
+export interface StoreSeen {
+  client: string;
+  at: number;
+  storeId: string;
+  via: 'hello' | 'storeChanged';
+}
+
+/** A lossy fault (a Redis wipe, a failover) and when it began (ms since the epoch). */
+export interface LossyFaultRecord {
+  kind: string;
+  at: number;
+}
+
+/** A `message-sync` call: when it was sent and answered (ms since the epoch), and its status (0: no answer). */
+export interface SyncCall {
+  sessionId: string;
+  turnId: string;
+  sentAt: number;
+  answeredAt: number;
+  status: number;
 }
 
 /** What one WebSocket client (across all its connections and resumes) saw of one session: frames with a `seq`, in order. */
@@ -44,7 +72,7 @@ export interface WsView {
   from: number;
   /** `turnId` when the frame names one: a turn's transient `error` (a fact that could not be stored) repeats the last
    *  durable seq, which may be another turn's stored `error`. */
-  frames: { event: string; seq: number; turnId?: string }[];
+  frames: { event: string; seq: number; turnId?: string; storeId?: string }[];
 }
 
 /** A schedule's run (`GET /api/schedules/{id}/runs`). */
@@ -109,4 +137,9 @@ export interface Recorded {
   a2aTasks: A2aTask[];
   pushes: PushHit[];
   mcpTasks: McpTask[];
+  /** What the WebSocket clients were told of the store's identity; absent in records of older runs. */
+  stores?: StoreSeen[];
+  /** The lossy faults (`--lossy`); absent or empty: none, and a lost acknowledged turn is `ackedNotOneEnding`. */
+  lossyFaults?: LossyFaultRecord[];
+  syncs?: SyncCall[];
 }

@@ -1,9 +1,12 @@
 /**
  * The chaos run's private redis-server: on a free loopback port, with an append-only file fsync'd on every write in
  * the run's folder (as test/support/redis.ts does with `dir`), so a restart on the same port and folder has every
- * acknowledged write. `crash()` kills it (SIGKILL) and `start()` brings it back on the same port and folder.
+ * acknowledged write. `crash()` kills it (SIGKILL) and `start()` brings it back on the same port and folder, with
+ * `args()` (asked at each start: a replica's `--replicaof`) after its own; `wipe()` removes what it kept on disk (it
+ * must be down), so its next start is empty.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createClient } from 'redis';
 import { signalGroup, trackChild } from './cleanup.ts';
 import { until } from './wait.ts';
@@ -15,7 +18,12 @@ export interface ChaosRedis {
   isUp(): boolean;
 }
 
-export function chaosRedis(port: number, dir: string): ChaosRedis {
+export interface ChaosRedisNode extends ChaosRedis {
+  port: number;
+  wipe(): void;
+}
+
+export function chaosRedis(port: number, dir: string, args: () => string[] = () => []): ChaosRedisNode {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -33,6 +41,11 @@ export function chaosRedis(port: number, dir: string): ChaosRedis {
   };
   return {
     url,
+    port,
+    wipe() {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+    },
     isUp: () => child !== undefined,
     async start() {
       child = spawn(
@@ -44,6 +57,7 @@ export function chaosRedis(port: number, dir: string): ChaosRedis {
           'always',
           '--maxmemory-policy',
           'noeviction',
+          ...args(),
         ]),
         { stdio: 'ignore', detached: true },
       );

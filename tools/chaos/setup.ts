@@ -1,5 +1,6 @@
 /**
- * Brings up what a chaos run runs against, in its own folder, everything registered for cleanup: the redis-server,
+ * Brings up what a chaos run runs against, in its own folder, everything registered for cleanup: the redis-server
+ * (with `--lossy` or `--replicas`, a primary and its replica behind a proxy: redis-pair.ts),
  * the model (simulator and slow-model proxy), the webhook and A2A push receivers, K agentd instances, then (over
  * REST, before any session exists) a webhook for every turn ending with short retries (known to every instance
  * before the load starts), and a per-second schedule
@@ -15,12 +16,14 @@ import { call } from './http.ts';
 import { agentdCommand, buildProblem, createInstance, type Instance } from './instances.ts';
 import type { Prng } from './prng.ts';
 import { startReceiver, type Receiver } from './receivers.ts';
+import { redisPair, type RedisPair } from './redis-pair.ts';
 import { chaosRedis, type ChaosRedis } from './redis-server.ts';
 import { startSlowModel, type SlowModel } from './slow-model.ts';
 import { freePort, until } from './wait.ts';
 
 export interface Setup {
-  redis: ChaosRedis;
+  /** A pair (primary and replica) with `--lossy` or `--replicas`. */
+  redis: ChaosRedis | RedisPair;
   model: SlowModel;
   webhooks: Receiver;
   pushes: Receiver;
@@ -37,8 +40,12 @@ const RETRIES_MS = [200, 500, 1000, 2000, 3000, 5000, 8000, 8000, 8000];
 export async function setUp(args: ChaosArgs, dir: string, prng: Prng, log: (line: string) => void): Promise<Setup> {
   const redisDir = join(dir, 'redis');
   mkdirSync(redisDir);
-  const redis = chaosRedis(await freePort(), redisDir);
-  await redis.start();
+  let redis: ChaosRedis | RedisPair;
+  if (args.lossy || args.replicas > 0) redis = await redisPair(redisDir);
+  else {
+    redis = chaosRedis(await freePort(), redisDir);
+    await redis.start();
+  }
   const model = await startSlowModel();
   onCleanup(() => model.close());
   const webhooks = await startReceiver(join(dir, 'webhooks.ndjson'), prng.fork('webhook-receiver'), 0.1);
@@ -52,7 +59,16 @@ export async function setUp(args: ChaosArgs, dir: string, prng: Prng, log: (line
   const stampFile = join(dir, 'stamps.txt');
   writeFileSync(
     file,
-    JSON.stringify(agentFile({ modelUrl: model.url, redisUrl: redis.url, keyPrefix, markerFile, stampFile })),
+    JSON.stringify(
+      agentFile({
+        modelUrl: model.url,
+        redisUrl: redis.url,
+        keyPrefix,
+        markerFile,
+        stampFile,
+        replicas: args.replicas,
+      }),
+    ),
   );
   const problem = args.sources ? undefined : buildProblem();
   if (problem) throw new Error(problem);

@@ -4,11 +4,14 @@
  * (its instance killed, a drop the load asks for, a ping unanswered for `STALL_MS` while its instance is paused, an
  * `error` frame refusing one of its frames, such as a `subscribe` whose replay failed) it connects to an instance that
  * is up (`pick`) and subscribes again with `since` that seq. It records every frame with a
- * `seq` of its sessions (the checker's WsView), sends `message` frames, and hands each frame to `onFrame`
- * (the approval bot, the load's acknowledgements).
+ * `seq` of its sessions (the checker's WsView) with the store identity it was told, sends `message` frames, and hands
+ * each frame to `onFrame` (the approval bot, the load's acknowledgements).
+ * A store identity unlike the one it knew (a `hello` frame's `storeId`, or a `storeChanged` frame) is noted (`stores`);
+ * the client then drops every seq it holds, as a careful client does: it leaves that connection (recording nothing
+ * more of it) and subscribes again elsewhere with `since: 0`.
  */
 import WebSocket from 'ws';
-import type { Frame, WsView } from './recorded.ts';
+import type { Frame, StoreSeen, WsView } from './recorded.ts';
 import { lifecycle } from './cleanup.ts';
 import { journal } from './journal.ts';
 
@@ -26,6 +29,8 @@ export interface Follower {
   /** The last durable seq seen of a session. */
   lastSeq(sessionId: string): number;
   views(): WsView[];
+  /** Each store identity it was told, the first included. */
+  stores(): StoreSeen[];
   connections: number;
   close(): void;
 }
@@ -40,6 +45,10 @@ export function createFollower(
   const seen = new Map(sessions.map((s) => [s, [] as WsView['frames']]));
   let socket: WebSocket | undefined;
   let closed = false;
+  let storeId: string | undefined;
+  const stores: StoreSeen[] = [];
+  /** A connection left for a new store identity: its later frames are not recorded. */
+  const left = new WeakSet<WebSocket>();
   let pongAt = Date.now();
   const ping = setInterval(() => {
     if (!socket || socket.readyState !== WebSocket.OPEN) return;
@@ -65,7 +74,9 @@ export function createFollower(
       for (const sessionId of sessions)
         ws.send(JSON.stringify({ type: 'subscribe', sessionId, since: last.get(sessionId) }));
     });
-    ws.on('message', (raw: Buffer) => receive(raw.toString()));
+    ws.on('message', (raw: Buffer) => {
+      if (!left.has(ws)) receive(ws, raw.toString());
+    });
     ws.on('error', () => undefined);
     ws.on('close', (code) => {
       journal(`${name} connection to ${url} closed (${code})`);
@@ -74,13 +85,31 @@ export function createFollower(
     });
   };
 
-  const receive = (text: string): void => {
+  /** A store identity told on `ws`: noted; a new one (not the first) drops every seq held and leaves `ws`. */
+  const toldStore = (ws: WebSocket, told: string, via: StoreSeen['via']): void => {
+    if (told === storeId) return;
+    stores.push({ client: name, at: Date.now(), storeId: told, via });
+    const known = storeId !== undefined;
+    storeId = told;
+    if (!known) return;
+    journal(`${name}: store ${told} (${via}); dropping every seq held, resuming from 0`);
+    for (const s of sessions) last.set(s, 0);
+    left.add(ws);
+    ws.terminate();
+  };
+
+  const receive = (ws: WebSocket, text: string): void => {
     pongAt = Date.now();
     let frame: Frame;
     try {
       frame = JSON.parse(text) as Frame;
     } catch {
       return;
+    }
+    const told = frame.data?.['storeId'];
+    if ((frame.event === 'hello' || frame.event === 'storeChanged') && typeof told === 'string') {
+      toldStore(ws, told, frame.event);
+      if (left.has(ws)) return;
     }
     const sessionId = frame.data?.['sessionId'];
     const seq = frame.data?.seq;
@@ -92,7 +121,12 @@ export function createFollower(
     }
     if (typeof sessionId === 'string' && typeof seq === 'number' && seen.has(sessionId)) {
       const turnId = frame.data['turnId'];
-      seen.get(sessionId)!.push({ event: frame.event, seq, ...(typeof turnId === 'string' && { turnId }) });
+      seen.get(sessionId)!.push({
+        event: frame.event,
+        seq,
+        ...(typeof turnId === 'string' && { turnId }),
+        ...(storeId !== undefined && { storeId }),
+      });
       const durable = !TRANSIENT.has(frame.event) && !(frame.event === 'error' && frame.data.turnId === undefined);
       if (durable && seq > last.get(sessionId)!) last.set(sessionId, seq);
     }
@@ -113,6 +147,7 @@ export function createFollower(
       socket?.terminate();
     },
     lastSeq: (sessionId) => last.get(sessionId) ?? 0,
+    stores: () => [...stores],
     views: () => sessions.map((sessionId) => ({ client: name, sessionId, from: 0, frames: [...seen.get(sessionId)!] })),
     close: () => {
       closed = true;

@@ -25,7 +25,12 @@ export function createRecordStore(storage: StorageConfig, deps: RecordStoreDeps)
     case 'memory':
       return createMemoryRecordStore(deps);
     case 'redis':
-      return createRedisRecordStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
+      return createRedisRecordStore({
+        ...deps,
+        url: storage.url,
+        keyPrefix: storage.keyPrefix,
+        replication: { replicas: storage.replicas ?? 0, timeoutMs: storage.replicaTimeoutMs ?? 2000 },
+      });
     case 'postgres':
       return createPostgresRecordStore({ ...deps, url: storage.url, schema: storage.schema, pool: storage.pool });
   }

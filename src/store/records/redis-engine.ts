@@ -5,12 +5,20 @@
  * group is the sorted set `i:<ns>:<index>:<group>` (member: the id, so ties order by id's bytes, code point order);
  * `x` scores every expiring record by its time; `l:<ns>:<id>` is a lease (`SET NX PX`). A commit, a query and a count are one script each (redis-scripts.ts: loaded once, EVALSHA, and EVAL
  * when Redis lost it, after a restart); `get` and `version` one HMGET. While Redis is unreachable every call fails
- * at once with SERVICE_UNAVAILABLE (`reason: "storage"`); once it is back the store works again.
+ * at once with SERVICE_UNAVAILABLE (`reason: "storage"`); once it is back the store works again. A commit or claim
+ * resolves only once `replication.replicas` replicas hold it (WAIT); fewer in time reject it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { systemClock } from '../../clock.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
-import { closeRedisConnection, createRedisConnection, safeRedisUrl, storageFailure } from '../../redis/index.ts';
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  replicatedWrites,
+  safeRedisUrl,
+  storageFailure,
+  type Replication,
+} from '../../redis/index.ts';
 import { COMMIT, COUNT, QUERY, RELEASE_IF_OWNER } from './redis-scripts.ts';
 import type { RecordQuery, RecordStore, RecordStoreDeps, StoredRecord } from './types.ts';
 import { checkId, checkName, checkQuery, prepare, recordKey, type Prepared } from './writes.ts';
@@ -18,6 +26,8 @@ import { checkId, checkName, checkQuery, prepare, recordKey, type Prepared } fro
 export interface RedisRecordStoreOptions extends RecordStoreDeps {
   url: string;
   keyPrefix: string;
+  /** Replicas every write (commit, claim) waits for before it is acknowledged (default none): redis/replicated.ts. */
+  replication?: Replication;
 }
 
 /** The JSON a commit's script reads (values apart, in ARGV order). */
@@ -44,6 +54,7 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
   const p = `${options.keyPrefix}rec:`;
   const shas = new Map([COMMIT, QUERY, COUNT].map((s) => [s, sha1(s)]));
   const failure = storageFailure(log, where, 'record store');
+  const replicated = replicatedWrites(client, options.replication, log, 'record store');
   /** Runs one of the scripts with the prefix and the clock before `args`: EVALSHA, or EVAL when Redis lacks it. */
   async function run(script: string, args: string[], op: string): Promise<unknown> {
     const options = { arguments: [p, String(clock.now()), ...args] };
@@ -91,13 +102,16 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
       const prepared = prepare(writes);
       if (prepared.length === 0) return true;
       const values = prepared.flatMap((w) => (w.op === 'put' ? [w.json] : []));
-      return (await run(COMMIT, [writesJson(prepared), ...values], 'commit')) === 1;
+      if ((await run(COMMIT, [writesJson(prepared), ...values], 'commit')) !== 1) return false;
+      await replicated('commit');
+      return true;
     },
     async claim(ns, id, ttlMs) {
       const key = `${p}l:${recordKey(ns, id)}`;
       const owner = randomUUID();
       const set = { condition: 'NX', expiration: { type: 'PX', value: ttlMs } } as const;
       if ((await client.set(key, owner, set).catch(failure('claim'))) !== 'OK') return undefined;
+      await replicated('claim');
       return {
         async release() {
           await client.eval(RELEASE_IF_OWNER, { keys: [key], arguments: [owner] }).catch(failure('release'));
