@@ -277,7 +277,7 @@ services:
   redis:
     image: $REDIS_IMAGE
     network_mode: host
-    command: ["redis-server", "--bind", "127.0.0.1", "--port", "$RPORT", "--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction", "--save", ""]
+    command: ["redis-server", "--bind", "127.0.0.1", "--port", "$RPORT", "--appendonly", "yes", "--appendfsync", "always", "--maxmemory-policy", "noeviction", "--save", ""]
     healthcheck:
       test: ["CMD", "redis-cli", "-p", "$RPORT", "ping"]
       interval: 1s
