@@ -178,7 +178,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     clock,
   });
   const sharedLimits =
-    cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
+    cluster?.redis && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
       ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
       : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));

@@ -1,5 +1,5 @@
 /**
- * The cluster of an app on Redis (undefined on any other medium): its session and tool-server commands, the agent's
+ * The cluster of an app on Redis or PostgreSQL (undefined on any other medium; media.ts says what each carries): its session and tool-server commands, the agent's
  * sessions it moves between instances (read through `agent()`, made after it), and where it finds the turns a dead
  * instance left running when turns resume, and where a watched session's facts are read back (a gap pub/sub left).
  */
@@ -7,9 +7,12 @@ import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { lastSeqOf, REPLY_SEED_EVENT, SESSION_COMMANDS, TAKE_OVER_COMMAND, type ReplyTracker } from '../agent/index.ts';
 import { createCluster } from '../cluster/index.ts';
+import { redisLive, redisMedia, type ClusterMedia } from '../cluster/media.ts';
+import { postgresMedium } from '../store/postgres/cluster-listen.ts';
+import { postgresLeases, postgresRegistry } from '../store/postgres/cluster-tables.ts';
 
 import type { Logger } from '../log/index.ts';
-import type { EventStore, StoreEvent } from '../store/index.ts';
+import type { EventStore, PostgresEventStore, StoreEvent } from '../store/index.ts';
 import { TOOL_SERVER_COMMANDS } from '../tools/index.ts';
 import type { AppBus } from './types.ts';
 
@@ -32,12 +35,11 @@ export function clusterOf(
   },
   agent: () => HeldSessions,
 ) {
-  if (config.storage.type !== 'redis') return undefined;
+  const where = mediaOf(config.storage, deps);
+  if (!where) return undefined;
   const { store, replies, ...shared } = deps;
   return createCluster({
-    url: config.storage.url,
-    keyPrefix: config.storage.keyPrefix,
-    leaseMs: config.storage.leaseMs,
+    ...where,
     ...shared,
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
@@ -53,4 +55,31 @@ export function clusterOf(
       openTurnSessions: () => store.openTurnSessions?.() ?? Promise.resolve([]),
     }),
   });
+}
+
+/** The cluster's media and channel prefix by storage; undefined for a storage one process holds. */
+function mediaOf(
+  storage: AgentConfig['storage'],
+  deps: { log: Logger; clock: Clock; store: object },
+): { media: ClusterMedia; keyPrefix: string; leaseMs: number } | undefined {
+  const { log, clock } = deps;
+  if (storage.type === 'redis') {
+    const media = redisMedia(storage.url, storage.keyPrefix, { leaseMs: storage.leaseMs, clock, log });
+    return { media, keyPrefix: storage.keyPrefix, leaseMs: storage.leaseMs };
+  }
+  if (storage.type !== 'postgres') return undefined;
+  const store = deps.store as PostgresEventStore<StoreEvent>; // createStore made the PostgreSQL engine
+  const { url, schema, redis, leaseMs } = storage;
+  const control = postgresMedium({ url, schema, log });
+  const beside = redis && redisLive(redis.url, log);
+  const media: ClusterMedia = {
+    live: beside?.live ?? control,
+    control,
+    leases: postgresLeases(store, control, leaseMs, clock),
+    registry: postgresRegistry(control.pool, schema),
+    factsByReference: !beside, // a NOTIFY payload is small, the rows are the truth
+    ...(beside && { redis: beside.redis }),
+  };
+  // NOTIFY reaches the whole database, and one Redis may serve several deployments: channels name the schema.
+  return { media, keyPrefix: `${redis?.keyPrefix ?? 'agentd:'}${schema}:`, leaseMs: storage.leaseMs };
 }

@@ -1,13 +1,18 @@
 import type { Bus, CommandSpec, Envelope, EventSpec, SendMeta } from '../bus/index.ts';
-import type { RedisConnection } from '../redis/index.ts';
 import type { ClusterShared } from './shared.ts';
 import { readWire, watchNotice, wireEvent, type WatchNotice, type WireEvent } from './wire.ts';
 import { messageOf } from '../errors/index.ts';
 import { createGapRepair, type StoredFact } from './gap-repair.ts';
+import type { ClusterMedium } from './medium.ts';
 
-export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix' | 'instanceId' | 'log'> {
-  /** Subscribes (a connection of its own). */
-  subscriber: RedisConnection;
+export interface FanOutOptions extends Pick<ClusterShared, 'keyPrefix' | 'instanceId' | 'log' | 'clock'> {
+  /** What the frames travel through (Redis pub/sub, or Postgres LISTEN/NOTIFY): `live` in createCluster. */
+  medium: ClusterMedium;
+  /**
+   * Stored facts travel as their seq alone, and watchers read them from the store (Postgres: a NOTIFY payload is
+   * small, and the rows are the truth). Needs `readFacts`.
+   */
+  factsByReference?: boolean;
   /** The instance holding a session's lease (null: none). */
   holder: (sessionId: string) => Promise<string | null>;
   bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
@@ -31,6 +36,12 @@ const ACK_MS = 1000;
 const ASKS = 3;
 /** The holder's acknowledgement on a session's channel: it publishes the session's frames from then on. */
 const PUBLISHING = 'cluster.publishing';
+/**
+ * On a medium that cannot count its listeners (Postgres): how often a watcher renews its notice to the session's
+ * holder, and how long after the last notice (or taking the lease) the holder goes on publishing the session.
+ */
+export const RENEW_MS = 5000;
+const QUIET_AFTER_MS = 3 * RENEW_MS;
 
 /** The holder's answer to a watch notice: it publishes the session's frames from now on. */
 function publishingAck(instanceId: string, notice: WatchNotice): WireEvent {
@@ -55,7 +66,7 @@ function listenForAck(acks: Map<string, () => void>, nonce: string) {
 
 /** The watch notice's sender: asks a session's holder to publish its frames (see `createFanOut`). */
 function announcer(
-  { client, instanceId, log, holder }: Pick<FanOutOptions, 'client' | 'instanceId' | 'log' | 'holder'>,
+  { medium, instanceId, log, holder }: Pick<FanOutOptions, 'medium' | 'instanceId' | 'log' | 'holder'>,
   noticeChannel: (instance: string) => string,
   acks: Map<string, () => void>,
 ) {
@@ -70,7 +81,7 @@ function announcer(
       const { acknowledged, stop } = listenForAck(acks, nonce);
       try {
         const notice: WatchNotice = { sessionId, nonce };
-        const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice));
+        const receivers = await medium.publish(noticeChannel(owner), JSON.stringify(notice));
         if (receivers === 0 || (await acknowledged)) return; // nobody listens there: the holder is gone
       } finally {
         stop();
@@ -81,40 +92,81 @@ function announcer(
 }
 
 /**
+ * Which sessions this instance publishes (see `createFanOut`): all but the quiet ones. On a medium that counts its
+ * listeners (Redis) a session goes quiet when a PUBLISH reached nobody but this instance and no notice came
+ * meanwhile; on one that cannot (Postgres), once no notice came for `QUIET_AFTER_MS` (watchers renew theirs every
+ * `RENEW_MS`). A notice, or taking the session's lease, makes it speak again.
+ */
+function speakers(counts: boolean, clock: FanOutOptions['clock']) {
+  const quiet = new Set<string>();
+  /** When each session was last noticed (uncounted media). */
+  const noticed = new Map<string, number>();
+  /** Notices heard (of any session): a PUBLISH that reached nobody makes its session quiet only if none came since. */
+  let notices = 0;
+  return {
+    /** Whether to publish the session's next frame. */
+    speaks(sessionId: string): boolean {
+      if (counts) return !quiet.has(sessionId);
+      const at = noticed.get(sessionId);
+      if (at !== undefined && clock.now() - at <= QUIET_AFTER_MS) return true;
+      noticed.delete(sessionId);
+      return false;
+    },
+    /** Before a PUBLISH: what its answer is judged by. */
+    sent: () => notices,
+    /** A PUBLISH sent at `heard` reached `receivers` (`own`: this instance's own subscription). */
+    reached(sessionId: string, receivers: number | undefined, own: number, heard: number): void {
+      if (receivers !== undefined && receivers <= own && heard === notices) quiet.add(sessionId);
+    },
+    speak(sessionId: string): void {
+      notices++;
+      quiet.delete(sessionId);
+      noticed.set(sessionId, clock.now());
+    },
+    /** Back from an outage: every session speaks again (counted media; uncounted ones wait for renewed notices). */
+    reset(): void {
+      quiet.clear();
+      notices++;
+    },
+    forget(sessionId: string): void {
+      quiet.delete(sessionId);
+      noticed.delete(sessionId);
+    },
+  };
+}
+
+/**
  * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
- * on its session's channel while another instance may watch it (not while Redis is away: durable frames stay
- * readable with `since`). A session's publishing stops when a PUBLISH reached nobody (this instance's own
- * subscription aside: it skips its own frames) and no watch notice came meanwhile; it starts again on a notice and
- * when this instance takes the session's lease (`taken`).
+ * on its session's channel while another instance may watch it (not while the medium is away: durable frames stay
+ * readable with `since`); `speakers` says when a session goes quiet and speaks again. With `factsByReference` a stored
+ * fact is published as its seq, and a watcher reads it from the store (gap-repair.ts), in order with the rest.
  * While watched (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not
  * published again. `watch` resolves once subscribed and once the session's holder acknowledged that it publishes
  * (at once when no other instance holds it; a failure is logged): from then on no frame of the session is missed.
  * With `readFacts`, a watched session's facts are emitted without gaps or repeats (gap-repair.ts): a gap pub/sub left
- * (a Redis restart) is read back from the store, and a reconnect reads what came while the subscription was away.
+ * (a restart of the medium) is read back from the store, and a reconnect reads what came while the subscription was away.
  */
 export function createFanOut(options: FanOutOptions) {
-  const { client, subscriber, keyPrefix, instanceId, bus, log } = options;
+  const { medium, keyPrefix, instanceId, bus, log } = options;
   const channel = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:live`;
   const noticeChannel = (instance: string) => `${keyPrefix}inst:${instance}:watch`;
   /** How this instance's own messages begin (`from` comes first): they come back unread. */
   const ownPrefix = `{"from":${JSON.stringify(instanceId)},`;
   const watched = new Map<string, { count: number; ready: Promise<void> }>();
-  /** Sessions whose last PUBLISH reached nobody but this instance. */
-  const quiet = new Set<string>();
-  /** Sessions whose channel Redis has confirmed this instance subscribed to (and no UNSUBSCRIBE was sent since). */
+  const speaking = speakers(medium.countsListeners, options.clock);
+  /** Sessions whose channel the medium has confirmed this instance subscribed to (and no unsubscribe was sent since). */
   const subscribed = new Set<string>();
-  /** Notices heard (of any session): a PUBLISH that reached nobody makes its session quiet only if none came since. */
-  let notices = 0;
   const acks = new Map<string, () => void>();
   const announce = announcer(options, noticeChannel, acks);
   let relaying = false;
   const gaps = options.readFacts && createGapRepair({ factName: FACT, read: options.readFacts, emit: emitHere, log });
+  const byReference = options.factsByReference === true && gaps !== undefined;
 
   const publish = (sessionId: string, message: WireEvent): void => {
-    const heard = notices;
+    const heard = speaking.sent();
     const own = subscribed.has(sessionId) ? 1 : 0; // this instance, counted by Redis too: it skips its own frames
-    client.publish(channel(sessionId), JSON.stringify(message)).then(
-      (receivers) => receivers <= own && heard === notices && quiet.add(sessionId),
+    medium.publish(channel(sessionId), JSON.stringify(message)).then(
+      (receivers) => speaking.reached(sessionId, receivers, own, heard),
       () => undefined, // the connection logs the outage
     );
   };
@@ -122,17 +174,14 @@ export function createFanOut(options: FanOutOptions) {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const { sessionId } = e;
     if (sessionId === undefined) return;
-    if (e.name === FACT) gaps?.heard(sessionId, (e.payload as StoredFact).seq);
-    if (quiet.has(sessionId)) return;
-    const { name, payload, correlationId, ts } = e;
-    publish(sessionId, { from: instanceId, name, payload, correlationId, sessionId, ts });
+    const fact = e.name === FACT ? (e.payload as StoredFact) : undefined;
+    if (fact) gaps?.heard(sessionId, fact.seq);
+    if (!speaking.speaks(sessionId)) return;
+    const { name, correlationId, ts } = e;
+    const payload = fact && byReference ? { seq: fact.seq } : e.payload;
+    const ref = fact && byReference ? { ref: true as const } : {};
+    publish(sessionId, { from: instanceId, name, payload, correlationId, sessionId, ts, ...ref });
   });
-
-  /** Publishes the session's frames again (a notice, a lease taken). */
-  function speak(sessionId: string): void {
-    notices++;
-    quiet.delete(sessionId);
-  }
 
   /** Emits an event to this instance's listeners only. */
   function emitHere(name: string, payload: unknown, meta: SendMeta & { correlationId: string }): void {
@@ -148,29 +197,31 @@ export function createFanOut(options: FanOutOptions) {
     if (raw.startsWith(ownPrefix)) return;
     const event = readWire(wireEvent, raw, on, log);
     if (!event || event.from === instanceId) return;
-    const { name, payload, correlationId, ts } = event;
+    const { name, payload, correlationId, ts, sessionId } = event;
     if (name === PUBLISHING) return acks.get(correlationId)?.();
     const meta = { correlationId, ...(ts !== undefined && { ts }) };
-    if (gaps && event.sessionId !== undefined) gaps.relay(event.sessionId, name, payload, meta);
+    if (event.ref && gaps && sessionId !== undefined) gaps.relayRef(sessionId, (payload as { seq: number }).seq);
+    else if (gaps && sessionId !== undefined) gaps.relay(sessionId, name, payload, meta);
     else emitHere(name, payload, meta);
   }
 
   /**
-   * A watcher's notice: publish the session's events from now on, the seed first, then the acknowledgement. The seed
-   * is read here, between two bus events, and every event emitted after it is published after it on the same
-   * connection (in order on the channel): the watcher's fold, replaced by the seed, then takes exactly the events the
-   * seed does not hold (none lost, none twice), and its watch resolves (the ack) only after the seed.
+   * A watcher's notice: publish the session's events from now on, the seed first, then the acknowledgement (a renewal
+   * has neither). The seed is read here, between two bus events, and every event emitted after it is published after
+   * it on the same connection (in order on the channel): the watcher's fold, replaced by the seed, then takes exactly
+   * the events the seed does not hold (none lost, none twice), and its watch resolves (the ack) only after the seed.
    */
   function onNotice(raw: string, on: string): void {
     const notice = readWire(watchNotice, raw, on, log);
     if (!notice) return;
     const { sessionId, nonce } = notice;
-    speak(sessionId);
+    speaking.speak(sessionId);
+    if (notice.renew) return;
     const seed = options.seedOf?.(sessionId);
     if (seed)
       publish(sessionId, { from: instanceId, name: seed.name, payload: seed.payload, correlationId: nonce, sessionId });
     const ack = JSON.stringify(publishingAck(instanceId, notice));
-    client.publish(channel(sessionId), ack).catch(() => undefined);
+    medium.publish(channel(sessionId), ack).catch(() => undefined);
   }
 
   function watch(sessionId: string): Promise<void> {
@@ -179,7 +230,7 @@ export function createFanOut(options: FanOutOptions) {
       entry.count++;
       return entry.ready;
     }
-    const ready = subscriber
+    const ready = medium
       .subscribe(channel(sessionId), onMessage)
       .then(async () => {
         if (watched.get(sessionId)?.ready === ready) subscribed.add(sessionId);
@@ -200,43 +251,61 @@ export function createFanOut(options: FanOutOptions) {
     watched.delete(sessionId);
     subscribed.delete(sessionId);
     gaps?.forget(sessionId);
-    subscriber.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
+    medium.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
   }
 
   // Back from an outage: every session speaks again, and every watched one is announced again (its holder may
-  // have gone quiet while this instance's subscriptions were away).
-  const reconnected = () => {
-    quiet.clear();
-    notices++;
-    for (const sessionId of watched.keys()) {
-      announce(sessionId).catch(() => undefined);
-      gaps?.reread(sessionId);
-    }
+  // have gone quiet while this instance's subscriptions were away), and what was stored meanwhile is read.
+  const back = () => {
+    speaking.reset();
+    for (const sessionId of watched.keys())
+      void announce(sessionId)
+        .catch(() => undefined)
+        .then(() => gaps?.reread(sessionId));
   };
-  const lost = () => subscribed.clear(); // Redis no longer counts this instance's subscriptions
-  subscriber.on('ready', reconnected);
-  subscriber.on('error', lost);
+  const stopWatching = medium.watch({ lost: () => subscribed.clear(), back }); // lost: nothing counts us any more
+  const renewer = medium.countsListeners ? undefined : renewNotices(options, watched, noticeChannel);
 
   return {
     emitHere,
     watch,
     unwatch,
     /** Subscribes to this instance's watch notices. */
-    open: () => subscriber.subscribe(noticeChannel(instanceId), onNotice),
+    open: () => medium.subscribe(noticeChannel(instanceId), onNotice),
     /**
      * This instance took the session's lease: its frames are published (someone may have watched it meanwhile), and
      * what it missed of the session is read first (gap-repair.ts `catchUp`).
      */
     taken: async (sessionId: string): Promise<void> => {
-      speak(sessionId);
+      speaking.speak(sessionId);
       await gaps?.catchUp(sessionId);
     },
     /** The session left this instance. */
-    forget: (sessionId: string) => void quiet.delete(sessionId),
+    forget: (sessionId: string) => speaking.forget(sessionId),
     close: () => {
       stopPublishing();
-      subscriber.off('ready', reconnected);
-      subscriber.off('error', lost);
+      stopWatching();
+      clearInterval(renewer);
     },
   };
+}
+
+/** On a medium that cannot count listeners: every `RENEW_MS`, each watched session's holder hears it is still watched. */
+function renewNotices(
+  { medium, instanceId, holder }: Pick<FanOutOptions, 'medium' | 'instanceId' | 'holder'>,
+  watched: ReadonlyMap<string, unknown>,
+  noticeChannel: (instance: string) => string,
+): NodeJS.Timeout {
+  let renewals = 0;
+  const renew = async (sessionId: string) => {
+    const owner = await holder(sessionId);
+    if (owner === null || owner === instanceId) return;
+    const notice: WatchNotice = { sessionId, nonce: `${instanceId}:r${++renewals}`, renew: true };
+    await medium.publish(noticeChannel(owner), JSON.stringify(notice));
+  };
+  const timer = setInterval(() => {
+    for (const sessionId of watched.keys()) renew(sessionId).catch(() => undefined); // away: the next one renews
+  }, RENEW_MS);
+  timer.unref();
+  return timer;
 }

@@ -2,8 +2,8 @@
  * Session commands run at their session's owner. `run` runs here when this instance holds the lease or takes a
  * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves, each time after
  * its `beforeForward` resolved) and returns its answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out
- * until its lease expires; past `leaseMs` plus that, SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is
- * unreachable). `close` rejects every waiting forward.
+ * until its lease expires; past `leaseMs` plus that, SERVICE_UNAVAILABLE `owner_lost` (the medium's reason while
+ * it is unreachable). `close` rejects every waiting forward.
  * A holder whose last turn (`turnCommand`) of a session also came from another instance hands the session over, if
  * dormant, instead of running the next one from elsewhere: the sender takes it and runs the turn. Other commands
  * (reads of its questions, a cancel) never move a session.
@@ -72,7 +72,7 @@ export interface ForwardingOptions extends ClusterShared {
 }
 
 export function createForwarding(options: ForwardingOptions) {
-  const { client, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
+  const { medium, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
   /** Sessions whose last turn run here came from another instance. */
   const forwardedLast = new Set<string>();
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
@@ -139,11 +139,11 @@ export function createForwarding(options: ForwardingOptions) {
     // The owner's answer travels on another connection and may come before the PUBLISH's own reply, a refusal
     // too: it is awaited below, so it must not count as unhandled meanwhile (Node would end the process).
     answer.catch(() => undefined);
-    const receivers = await client.publish(inbox(owner), JSON.stringify(message)).catch((err: unknown) => {
+    const receivers = await medium.publish(inbox(owner), JSON.stringify(message)).catch((err: unknown) => {
       settle(id);
       return unavailable(err);
     });
-    if (receivers === 0) settle(id)?.reject(new OwnerGone()); // nobody listens on its inbox: it is gone
+    if (receivers === 0) settle(id)?.reject(new OwnerGone()); // nobody listens on its inbox: it is gone (Redis counts)
     return answer;
   }
 
@@ -168,7 +168,7 @@ export function createForwarding(options: ForwardingOptions) {
     const { id, from, hops, name } = message;
     const command = commandOf(message, clock.now());
     const reply = (answer: WireReply) =>
-      client
+      medium
         .publish(inbox(from), JSON.stringify(answer))
         .catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
     runOrHandOver(command, hops).then(

@@ -18,6 +18,9 @@
  * - While a read is in flight, the session's other relayed events wait behind it, in order; a failed read is logged
  *   and lets them go (the gap stays: a client resuming with `since` still gets every fact).
  * - Transient frames (chunks, thinking) pass as they come: what was lost of them is not stored anywhere.
+ * - A fact sent as its seq alone (`relayRef`, on Postgres) is read from the store with every fact before it not heard
+ *   yet, and emitted in order, the session's later events waiting behind the read; before the watch knows where it
+ *   began, that fact alone.
  */
 import type { SendMeta } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -69,12 +72,21 @@ export function createGapRepair(options: GapRepairOptions) {
   /** Where a gap begins: the newest fact heard, or the session's last when its watch began if that is newer. */
   const floorOf = (gaps: SessionGaps) => Math.max(gaps.newest, gaps.known);
 
-  /** Holds the session's relayed events (`then` first), reads and emits the facts past the floor and before `until`, then lets them go. */
-  async function fill(sessionId: string, gaps: SessionGaps, until: number, then?: () => void): Promise<boolean> {
+  /**
+   * Holds the session's relayed events (`then` first), reads and emits the facts past the floor (`from` when nothing
+   * is known yet) and before `until`, then lets them go.
+   */
+  async function fill(
+    sessionId: string,
+    gaps: SessionGaps,
+    until: number,
+    then?: () => void,
+    from = floorOf(gaps),
+  ): Promise<boolean> {
     gaps.waiting = then ? [then] : [];
     let filled = true;
     try {
-      const floor = floorOf(gaps);
+      const floor = floorOf(gaps) > 0 ? floorOf(gaps) : from;
       const stored = await read(sessionId, floor);
       // A watch that ended meanwhile emits nothing read: a new one measures from its own start (its watchers replay).
       const current = sessions.get(sessionId) === gaps;
@@ -107,6 +119,13 @@ export function createGapRepair(options: GapRepairOptions) {
     });
   }
 
+  function relayRef(sessionId: string, seq: number): void {
+    const gaps = of(sessionId);
+    if (gaps.waiting) return void gaps.waiting.push(() => relayRef(sessionId, seq));
+    if (seq <= floorOf(gaps)) return;
+    void fill(sessionId, gaps, seq + 1, undefined, seq - 1);
+  }
+
   function relay(sessionId: string, name: string, payload: unknown, meta: SendMeta & { correlationId: string }): void {
     const gaps = of(sessionId);
     if (gaps.waiting) return void gaps.waiting.push(() => relay(sessionId, name, payload, meta));
@@ -122,6 +141,8 @@ export function createGapRepair(options: GapRepairOptions) {
   return {
     /** A relayed event of a watched session (see the contracts). */
     relay,
+    /** A stored fact sent as its seq alone (see the contracts). */
+    relayRef,
     /** A fact this instance stored and emitted itself. */
     heard(sessionId: string, seq: number): void {
       const gaps = sessions.get(sessionId);

@@ -1,15 +1,16 @@
 /**
- * Many agentd instances over one Redis: each session runs on its lease holder; every instance serves every session.
+ * Many agentd instances over one Redis or one PostgreSQL (media.ts): each session runs on its lease holder; every
+ * instance serves every session.
  * - Session commands registered through `route(bus)` run at the session's holder (forwarding.ts); a turn run
  *   elsewhere is watched until it ends, or ended here when its runner or Redis is lost (remote-turns.ts); a turn whose
  *   owner died is taken over by an instance that notices its free lease (orphan-turns.ts), caller or none.
  * - Runtime tool-server changes reach every instance; listings show each instance's status (tool-servers.ts).
- * - `agent.health` is `degraded` (`redis: unreachable`) while Redis is down.
+ * - `agent.health` is `degraded` (`redis: unreachable`, `postgres: unreachable`) while a medium's connection is down.
  * - `agent.*` events reach, in order, every instance that watches their session (fan-out.ts).
  */
 import type { Bus, CommandSpec, EventSpec } from '../bus/index.ts';
 import { isoNow } from '../clock.ts';
-import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
+import type { ClusterMedia } from './media.ts';
 import { createFanOut, type FanOutOptions } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
@@ -28,8 +29,9 @@ export interface SessionCommandNames<Name extends string = string> {
   takeOver: NoInfer<Name>;
 }
 
-export interface ClusterOptions<Name extends string = string> extends Omit<ClusterShared, 'client'> {
-  url: string;
+export interface ClusterOptions<Name extends string = string> extends Omit<ClusterShared, 'medium'> {
+  /** What the cluster runs on (media.ts `redisMedia`, `postgresMedia`). */
+  media: ClusterMedia;
   /** Every event of this bus named `agent.*` is shared with the other instances. */
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on' | 'onAny' | 'emit'>;
   sessionCommands: SessionCommandNames<Name>;
@@ -53,17 +55,29 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
   openTurnSessions?: () => Promise<string[]>;
 }
 
+/** `agent.health`'s answer while a medium's connection is down (`<medium>: unreachable`, since when), else undefined. */
+function healthWhileAway(media: readonly ClusterShared['medium'][], clock: ClusterShared['clock']) {
+  let lostSince: string | undefined;
+  for (const m of media) m.watch({ lost: () => (lostSince ??= isoNow(clock)), back: () => undefined });
+  return () => {
+    const away = media.find((m) => !m.isReady());
+    if (!away) return (lostSince = undefined);
+    lostSince ??= isoNow(clock);
+    return { status: 'degraded', cause: `${away.name}: unreachable`, since: lostSince };
+  };
+}
+
 export function createCluster<Name extends string>(options: ClusterOptions<Name>) {
-  const { keyPrefix, instanceId, leaseMs, log, clock, ids, bus, sessions } = options;
+  const { keyPrefix, instanceId, leaseMs, log, clock, ids, bus, sessions, media } = options;
+  const { live, control } = media;
   const scoped = new Set<string>(options.sessionCommands.scoped);
-  const client = createRedisConnection(options.url, 'cluster', log);
-  const subscriber = client.duplicate();
-  const shared: ClusterShared = { client, keyPrefix, instanceId, leaseMs, clock, ids, log };
-  const toolServers = createToolServerSync(shared);
+  const shared: ClusterShared = { medium: control, keyPrefix, instanceId, leaseMs, clock, ids, log };
+  const toolServers = createToolServerSync({ ...shared, registry: media.registry });
   const toolServerCommands = new Set(options.toolServerCommands);
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({
     ...shared,
+    backend: media.leases,
     onLost: sessions.drop, // (its close reaches sessionClosed)
     onTaken: (sessionId) => fanOut.taken(sessionId),
   });
@@ -75,14 +89,12 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     turnCommand: options.sessionCommands.sendMessage,
   });
 
-  // Since when Redis is unreachable, for agent.health.
-  let lostSince: string | undefined;
-  client.on('error', () => (lostSince ??= isoNow(clock)));
-  const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));
+  const health = healthWhileAway([live, control], clock);
 
   const fanOut = createFanOut({
     ...shared,
-    subscriber,
+    medium: live,
+    factsByReference: media.factsByReference,
     holder: (sessionId) => leases.holder(sessionId),
     bus,
     ...(options.readFacts && { readFacts: options.readFacts }),
@@ -91,6 +103,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   });
   const remoteTurns = createRemoteTurns({
     ...shared,
+    medium: live,
     bus,
     fanOut,
     run: forwarding.run,
@@ -102,25 +115,25 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const offStatus = bus.on('mcp.serverStatus', (e) =>
     toolServers.statusChanged(e.payload as { name: string; status: string }),
   );
-  subscriber.on('error', remoteTurns.lost); // (the command connection logs the outage)
+  const unwatchLive = live.watch({ lost: remoteTurns.lost, back: () => undefined }); // (the medium logs the outage)
 
   return {
-    /** The command connection (shared by the rate limits). */
-    redis: client,
+    /** The Redis command connection, when the cluster has one (shared by the rate limits). */
+    redis: media.redis,
     /** This instance's fencing token for a session it holds (leases.ts), for every write of the session. */
     fenceOf: leases.fence,
-    /** Connects to Redis and starts listening; rejects naming the URL when Redis cannot be reached. */
+    /** Connects and starts listening; rejects naming the URL when a medium cannot be reached. */
     async open(): Promise<void> {
-      await client.connect();
-      await subscriber.connect();
-      await subscriber.subscribe(forwarding.channel, forwarding.onInbox);
-      await subscriber.subscribe(toolServers.channel, toolServers.onMessage);
+      await live.open();
+      if (control !== live) await control.open();
+      await control.subscribe(forwarding.channel, forwarding.onInbox);
+      await control.subscribe(toolServers.channel, toolServers.onMessage);
       await fanOut.open();
     },
     /** Once the tool servers of the config started: applies the runtime changes other instances recorded, then reports statuses. */
     async join(): Promise<void> {
       await toolServers.join().catch(unavailable);
-      const beat = () => toolServers.heartbeat().catch(() => undefined); // Redis away: the next beat writes them
+      const beat = () => toolServers.heartbeat().catch(() => undefined); // the medium away: the next beat writes them
       await beat();
       heartbeat = setInterval(() => void beat(), Math.max(100, Math.floor(leaseMs / 3)));
       heartbeat.unref();
@@ -140,12 +153,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     /** The bus as the agent service should register on it: its session commands run at the session's owner. */
     route<B extends Pick<Bus<CommandSpec, EventSpec>, 'handle'>>(inner: B): B {
       const handle = (name: string, handler: Handler) => {
-        if (name === 'agent.health') {
-          return inner.handle(name, (command) => {
-            const since = redisLostSince();
-            return since === undefined ? handler(command) : { status: 'degraded', cause: 'redis: unreachable', since };
-          });
-        }
+        if (name === 'agent.health') return inner.handle(name, (command) => health() ?? handler(command));
         if (toolServerCommands.has(name)) return inner.handle(name, toolServers.wrap(name, handler));
         if (!scoped.has(name)) return inner.handle(name, handler);
         const offHere = forwarding.handleHere(name, handler);
@@ -173,12 +181,13 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     async close(): Promise<void> {
       fanOut.close();
       remoteTurns.close();
+      unwatchLive();
       orphans?.close();
       offStatus();
       clearInterval(heartbeat);
       await leases.close();
       forwarding.close();
-      await Promise.all([closeRedisConnection(subscriber), closeRedisConnection(client)]);
+      await Promise.all([live.close(), ...(control === live ? [] : [control.close()])]);
     },
   };
 }

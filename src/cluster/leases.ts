@@ -1,37 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf } from '../errors/index.ts';
-import { sessionFenceKey } from '../redis/index.ts';
-import { watchReconnects } from './reconnects.ts';
+import type { LeaseBackend } from './medium.ts';
 import type { ClusterShared } from './shared.ts';
 
-/**
- * Takes a free lease, renews our own; answers the holder, 1 when it took the lease, and the session's fencing token.
- * Taking a lease issues a new token unless the token is still the one the claimer held (ARGV[3]): then nobody took
- * the session since its own lease lapsed, and its writes stay valid. A new token is the last one plus 1, or Redis'
- * clock in microseconds when that is greater: tokens grow even when Redis lost its keys (a restart without
- * persistence). KEYS: lease, fence. ARGV: instanceId, leaseMs, the token held ('' for none).
- */
-const CLAIM = `
-local owner = redis.call('GET', KEYS[1])
-local token = redis.call('GET', KEYS[2])
-if not owner then
-  if not token or token ~= ARGV[3] then
-    local t = redis.call('TIME')
-    token = string.format('%.0f', math.max((tonumber(token) or 0) + 1, t[1] * 1000000 + t[2]))
-    redis.call('SET', KEYS[2], token)
-  end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {ARGV[1], 1, token}
-end
-if owner == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return {owner, 0, token or '0'}`;
-
-/** Gives the lease up if this instance holds it. KEYS: lease. ARGV: instanceId. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-
-export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
+export interface LeaseOptions extends Pick<ClusterShared, 'instanceId' | 'leaseMs' | 'clock' | 'log'> {
+  /** Where the leases live: Redis keys (redis-medium.ts) or the session rows on PostgreSQL (postgres-leases.ts). */
+  backend: LeaseBackend;
   /**
    * Called when a lease this instance held turned out to be someone else's (it could not renew in time), or was
    * someone else's meanwhile (taken back with a newer fencing token): the session in memory is stale.
@@ -42,30 +16,28 @@ export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
 }
 
 /**
- * Session ownership: one instance, the holder of its lease in Redis, runs a session's turns. `claim` answers the
- * holder, taking a free lease (rejects when Redis is unreachable). Held leases renew every `leaseMs / 3`, so a dead
+ * Session ownership: one instance, the holder of its lease, runs a session's turns. `claim` answers the holder,
+ * taking a free lease (rejects when the backend is unreachable). Held leases renew every `leaseMs / 3`, so a dead
  * holder loses them within `leaseMs`; a renewal finding another holder calls `onLost`, one failing keeps retrying.
  * `owner` is `claim` without the round trip while this instance's lease is fresh (its last confirming claim was sent
- * less than half a lease ago, so it cannot have expired, and nobody takes a lease before it expires) and Redis is
- * connected (else it rejects as `claim` does, so a caller hears of the outage at once).
- * For a lease after Redis came back (reconnects.ts), `claim` takes no free lease this instance did not hold: it waits
- * until the lease has a holder again (a live one renews it) or the lease has passed, so a command that reaches this
- * instance first does not take a live owner's session (and resume a turn its caller was told had failed).
+ * less than half a lease ago, so it cannot have expired, and nobody takes a lease before it expires) and the backend
+ * is connected (else it rejects as `claim` does, so a caller hears of the outage at once).
+ * For a lease after the backend came back (its `quietUntil`), `claim` takes no free lease this instance did not hold:
+ * it waits until the lease has a holder again (a live one renews it) or the lease has passed, so a command that
+ * reaches this instance first does not take a live owner's session (and resume a turn its caller was told had failed).
  * Fencing (issue 71): each lease comes with the session's fencing token (`fence`), which every write of the session
  * carries; a store refuses a token that is not the latest, so a holder paused past its lease writes nothing once
  * another instance took the session.
  */
 export function createLeases(options: LeaseOptions) {
-  const { client, keyPrefix, instanceId, leaseMs, clock, log } = options;
+  const { backend, instanceId, leaseMs, clock, log } = options;
   /** Held leases: when the last claim that confirmed each was sent, and the session's fencing token. */
   const held = new Map<string, { sent: number; token: number }>();
-  const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
 
-  const reconnects = watchReconnects(client, leaseMs, clock);
   /** Resolves once the session's lease has a holder or the quiet after a reconnect is over. */
   async function quietFor(sessionId: string): Promise<void> {
-    for (let left = reconnects.quietUntil() - clock.now(); left > 0; left = reconnects.quietUntil() - clock.now()) {
-      if ((await client.get(key(sessionId))) !== null) return;
+    for (let left = backend.quietUntil() - clock.now(); left > 0; left = backend.quietUntil() - clock.now()) {
+      if ((await backend.holder(sessionId)) !== null) return;
       await sleep(Math.min(left, Math.max(50, leaseMs / 6))); // a holder renews every third of a lease
     }
   }
@@ -74,11 +46,7 @@ export function createLeases(options: LeaseOptions) {
     const before = held.get(sessionId);
     if (!before) await quietFor(sessionId);
     const sent = clock.now();
-    const [owner, taken, issued] = (await client.eval(CLAIM, {
-      keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId)],
-      arguments: [instanceId, String(leaseMs), before ? String(before.token) : ''],
-    })) as [string, number, string];
-    const token = Number(issued);
+    const { holder: owner, taken, token } = await backend.claim(sessionId, instanceId, leaseMs, before?.token);
     const lost = () => {
       log.warn({ sessionId, owner, token }, 'another instance took a session held here: dropping it here');
       options.onLost(sessionId);
@@ -86,7 +54,7 @@ export function createLeases(options: LeaseOptions) {
     if (owner === instanceId) {
       held.set(sessionId, { sent, token });
       if (before && before.token !== token) lost();
-      if (taken === 1) await options.onTaken?.(sessionId);
+      if (taken) await options.onTaken?.(sessionId);
     } else if (held.delete(sessionId)) lost();
     return owner;
   }
@@ -109,32 +77,33 @@ export function createLeases(options: LeaseOptions) {
   );
   renewer.unref();
 
-  const giveUp = (sessionId: string) => client.eval(RELEASE, { keys: [key(sessionId)], arguments: [instanceId] });
+  const giveUp = (sessionId: string, token: number) => backend.release(sessionId, instanceId, token);
 
   return {
     claim,
-    /** Until when, after Redis came back, no free lease this instance did not hold is taken (reconnects.ts). */
-    quietUntil: reconnects.quietUntil,
+    /** Until when, after the backend came back, no free lease this instance did not hold is taken. */
+    quietUntil: () => backend.quietUntil(),
     owner: (sessionId: string): Promise<string> => {
       const sent = held.get(sessionId)?.sent;
-      const fresh = sent !== undefined && clock.now() - sent < leaseMs / 2 && client.isReady;
+      const fresh = sent !== undefined && clock.now() - sent < leaseMs / 2 && backend.isReady();
       return fresh ? Promise.resolve(instanceId) : claim(sessionId);
     },
     /** This instance's fencing token for the session: undefined unless it holds the session's lease. */
     fence: (sessionId: string): number | undefined => held.get(sessionId)?.token,
     /** The instance holding the session's lease, if any (the lease is not taken). */
-    holder: async (sessionId: string): Promise<string | null> => client.get(key(sessionId)),
+    holder: (sessionId: string): Promise<string | null> => backend.holder(sessionId),
     /** Gives the session's lease up (no-op unless held). */
     async release(sessionId: string): Promise<void> {
-      if (held.delete(sessionId)) await giveUp(sessionId);
+      const mine = held.get(sessionId);
+      if (mine && held.delete(sessionId)) await giveUp(sessionId, mine.token);
     },
     /** Stops renewing and gives every lease up (a clean shutdown hands sessions over at once). */
     async close(): Promise<void> {
       clearInterval(renewer);
-      reconnects.close();
-      const all = [...held.keys()];
+      backend.close();
+      const all = [...held.entries()];
       held.clear();
-      await Promise.all(all.map((s) => giveUp(s).catch(() => undefined)));
+      await Promise.all(all.map(([s, { token }]) => giveUp(s, token).catch(() => undefined)));
     },
   };
 }

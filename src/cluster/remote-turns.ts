@@ -2,7 +2,8 @@
  * Turns this instance asked another to run, watched (fan-out) until their end is seen, they run here, or the command fails.
  * - A runner whose lease lapses is gone: this instance takes the session over, ending the turn as `owner_lost`
  *   and running the messages queued behind it (callers waiting here go on waiting for their own answer).
- * - `lost()` (the frames' connection broke) ends each such turn here with SERVICE_UNAVAILABLE `reason: "redis"`.
+ * - `lost()` (the frames' connection broke) ends each such turn here with SERVICE_UNAVAILABLE, the medium's reason
+ *   (`redis`, or `storage` on Postgres).
  */
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { createFanOut } from './fan-out.ts';
@@ -15,6 +16,8 @@ const STORED = 'agent.stored';
 type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
 
 export interface RemoteTurnsOptions extends Pick<ClusterShared, 'leaseMs' | 'clock' | 'ids' | 'log'> {
+  /** What the frames come through: named in the error a lost connection ends a turn with. */
+  medium: Pick<ClusterShared['medium'], 'name' | 'reason'>;
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on'>;
   fanOut: Pick<ReturnType<typeof createFanOut>, 'watch' | 'unwatch' | 'emitHere'>;
   /** Runs a session command at its owner (forwarding.ts), calling `beforeForward` before it leaves this instance. */
@@ -28,7 +31,7 @@ export interface RemoteTurnsOptions extends Pick<ClusterShared, 'leaseMs' | 'clo
 }
 
 export function createRemoteTurns(options: RemoteTurnsOptions) {
-  const { bus, fanOut, run, holds, holder, takeOver, leaseMs, clock, ids, log } = options;
+  const { bus, fanOut, run, holds, holder, takeOver, leaseMs, clock, ids, log, medium } = options;
   // By correlation id, until their end is seen.
   const remoteTurns = new Map<string, RemoteTurn>();
   const forget = (turn: RemoteTurn) => {
@@ -108,11 +111,11 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
   function lost(): void {
     for (const { correlationId, sessionId, turnId } of remoteTurns.values()) {
       if (turnId === undefined) continue; // its forward fails by itself
-      const message =
-        'Lost touch with the instance running this turn (Redis unreachable); its outcome will be in the session history';
+      const away = medium.name === 'redis' ? 'Redis' : 'PostgreSQL';
+      const message = `Lost touch with the instance running this turn (${away} unreachable); its outcome will be in the session history`;
       fanOut.emitHere(
         'agent.error',
-        { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId },
+        { code: 'SERVICE_UNAVAILABLE', message, details: { reason: medium.reason }, sessionId, turnId },
         { correlationId },
       );
     }

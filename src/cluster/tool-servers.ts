@@ -1,5 +1,6 @@
 import type { Handler } from './forwarding.ts';
 import { isAppError } from '../errors/index.ts';
+import type { ClusterRegistry } from './medium.ts';
 import type { ClusterShared } from './shared.ts';
 import {
   readWire,
@@ -52,18 +53,15 @@ function byServer(
 }
 
 /**
- * Runtime tool-server changes shared by every instance over one Redis.
+ * Runtime tool-server changes shared by every instance over one medium, recorded in its registry (Redis or Postgres).
  * - A connect after which the server is listed here, and a successful remove or restart, are published; every
  *   other instance applies them through its own handler (its own spawn and URL policy), logging failures.
  *   Connects and removes are also recorded, so `join()` brings a later instance up to them.
  * - `mcp.listServers` adds `instances`: each server's status on every instance heard from in the last `2 × leaseMs`.
  */
-export function createToolServerSync(options: ClusterShared) {
-  const { client, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
-  const changesKey = `${keyPrefix}mcp:changes`;
+export function createToolServerSync(options: ClusterShared & { registry: ClusterRegistry }) {
+  const { medium, registry, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
   const channel = `${keyPrefix}mcp`;
-  const instancesKey = `${keyPrefix}instances`;
-  const statusKey = (instance: string) => `${keyPrefix}mcp:status:${instance}`;
   const local = new Map<string, Handler>();
   const run = (name: string, payload: unknown) => {
     const id = ids();
@@ -74,8 +72,8 @@ export function createToolServerSync(options: ClusterShared) {
 
   async function share(change: Change): Promise<void> {
     const recorded = change.op === 'restart' ? undefined : JSON.stringify(change);
-    if (recorded) await client.hSet(changesKey, change.name, recorded);
-    await client.publish(channel, JSON.stringify({ from: instanceId, change }));
+    if (recorded) await registry.recordChange(change.name, recorded);
+    await medium.publish(channel, JSON.stringify({ from: instanceId, change }));
   }
 
   async function apply(change: Change): Promise<void> {
@@ -92,25 +90,13 @@ export function createToolServerSync(options: ClusterShared) {
 
   /** The statuses of every live instance, by server name. */
   async function statusesByServer(): Promise<Map<string, InstanceStatus[]>> {
-    const live = await client.zRangeByScore(instancesKey, clock.now() - 2 * leaseMs, '+inf');
-    const all = await Promise.all(
-      live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const),
-    );
-    return byServer(all, (json, instance) => readWire(toolServerStatus, json, statusKey(instance), log));
+    const all = await registry.liveStatuses(leaseMs);
+    return byServer(all, (json, instance) => readWire(toolServerStatus, json, `status of ${instance}`, log));
   }
 
-  /** Writes this instance's statuses and marks it alive in one transaction (a listing never sees them half rewritten). */
-  async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
-    const key = statusKey(instanceId);
-    const fields = statusFields(servers);
-    const tx = client.multi();
-    if (replace) tx.del(key);
-    if (Object.keys(fields).length > 0) tx.hSet(key, fields);
-    tx.pExpire(key, 2 * leaseMs);
-    tx.zAdd(instancesKey, { score: clock.now(), value: instanceId });
-    if (replace) tx.zRemRangeByScore(instancesKey, '-inf', clock.now() - 10 * leaseMs); // long gone
-    await tx.exec();
-  }
+  /** Writes this instance's statuses and marks it alive at once (a listing never sees them half rewritten). */
+  const publishStatus = (servers: Listed[], replace: boolean): Promise<void> =>
+    registry.writeStatuses(instanceId, statusFields(servers), replace, leaseMs);
 
   return {
     /** Wraps the tool-server commands: changes are shared, listings gain `instances`. */
@@ -158,8 +144,8 @@ export function createToolServerSync(options: ClusterShared) {
     },
     /** Brings a starting instance up to the recorded changes. */
     async join(): Promise<void> {
-      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) =>
-        readWire(toolServerChange, json, changesKey, log),
+      const recorded = (await registry.changes()).map((json) =>
+        readWire(toolServerChange, json, 'recorded tool-server changes', log),
       );
       for (const change of recorded) {
         if (!change) continue;

@@ -1,5 +1,5 @@
 /**
- * What instances send each other through Redis. `readWire` returns a message that is JSON and matches its schema;
+ * What instances send each other through the cluster's medium (Redis or Postgres). `readWire` returns a message that is JSON and matches its schema;
  * anything else is logged (where from, why, the first `WIRE_PREFIX_CHARS` characters) and dropped. Never throws.
  */
 import { z } from 'zod';
@@ -47,11 +47,18 @@ export const wireEvent = z.object({
   sessionId: z.string().optional(),
   /** The time the event stands for (its envelope's `ts`); absent from an older instance. */
   ts: z.number().optional(),
+  /** A stored fact sent as its seq alone (`payload: { seq }`): the watcher reads it from the store (on Postgres). */
+  ref: z.literal(true).optional(),
 });
 export type WireEvent = z.infer<typeof wireEvent>;
 
 /** A watcher's request to a session's holder (on the holder's notice channel): publish its frames, and say so. */
-export const watchNotice = z.object({ sessionId: z.string(), nonce: z.string() });
+export const watchNotice = z.object({
+  sessionId: z.string(),
+  nonce: z.string(),
+  /** A watcher's renewal (on a medium that cannot count listeners): keep publishing; no seed, no acknowledgement. */
+  renew: z.literal(true).optional(),
+});
 export type WatchNotice = z.infer<typeof watchNotice>;
 
 /** A runtime tool-server change as recorded and published: `config` for a connect. */

@@ -7,6 +7,15 @@ const maxSessionsInMemory = positiveInt(1000).describe(
   'Sessions held in memory at most: the least recently used idle one leaves first (idle ones leave after a minute anyway) and is read back from its log when used again.',
 );
 
+const leaseMs = z
+  .number()
+  .int()
+  .min(500)
+  .default(10_000)
+  .describe(
+    'How long a session stays with an instance that stopped renewing its lease (it died) before another takes it over, in ms.',
+  );
+
 export const storageSchema = z.discriminatedUnion('type', [
   z
     .strictObject({
@@ -37,14 +46,7 @@ export const storageSchema = z.discriminatedUnion('type', [
         .describe(
           'Prefix of every key, so deployments can share one Redis; instances with the same `url` and prefix share sessions.',
         ),
-      leaseMs: z
-        .number()
-        .int()
-        .min(500)
-        .default(10_000)
-        .describe(
-          'How long a session stays with an instance that stopped renewing its lease (it died) before another takes it over, in ms.',
-        ),
+      leaseMs,
       requireDurable: z
         .boolean()
         .default(false)
@@ -65,7 +67,7 @@ export const storageSchema = z.discriminatedUnion('type', [
         .min(1)
         .default(2000)
         .describe(
-          'How long a write waits for `replicas` replicas, in ms; fewer in time fail it with `SERVICE_UNAVAILABLE` (reason `storage`), never acknowledged.',
+          'How long a write waits for `replicas` replicas, in ms; fewer in time fail it as a store failure (reason `storage`), never acknowledged.',
         ),
       maxSessionsInMemory,
     })
@@ -87,11 +89,26 @@ export const storageSchema = z.discriminatedUnion('type', [
           "The schema holding agentd's tables (`agentd_*`); it must exist, agentd makes and migrates the tables in it at start.",
         ),
       pool: positiveInt(10).describe(
-        'Connections to the database at most per store: agentd opens two (sessions, records), so up to twice this per instance.',
+        'Connections to the database at most per store: agentd opens two (sessions, records), so up to twice this per instance, plus three for the cluster (one LISTEN connection, two for NOTIFY and its tables).',
       ),
+      leaseMs,
+      redis: z
+        .strictObject({
+          url: z
+            .url({ protocol: /^rediss?$/ })
+            .describe('`redis://` or `rediss://` (credentials are redacted in logs and the export).'),
+          keyPrefix: z
+            .string()
+            .default('agentd:')
+            .describe('Prefix of every channel, so deployments can share one Redis.'),
+        })
+        .optional()
+        .describe(
+          "A Redis beside PostgreSQL that carries the cluster's live frames only (chunks included; its pub/sub costs nothing for a session nobody watches elsewhere). Sessions, leases, forwarding and records stay in PostgreSQL. Without it, instances on one database form a cluster through LISTEN/NOTIFY alone.",
+        ),
       maxSessionsInMemory,
     })
     .describe(
-      'The store of record for production: session logs, leases, fencing tokens and feature records in PostgreSQL tables (see [PostgreSQL](postgres.md): durability, backups).',
+      'The store of record for production: session logs, leases, fencing tokens and feature records in PostgreSQL tables (see [PostgreSQL](postgres.md): durability, backups); every instance on the same `url` and `schema` serves every session (see Scaling out).',
     ),
 ]);

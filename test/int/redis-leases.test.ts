@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLeases } from '../../src/cluster/leases.ts';
+import { redisLeases } from '../../src/cluster/redis-medium.ts';
 import { createRedisConnection, type RedisConnection } from '../../src/redis/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -34,8 +35,7 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     const clock = { now: () => Date.now() + skipped };
     const make = (instanceId: string) =>
       createLeases({
-        client,
-        keyPrefix,
+        backend: redisLeases(client, keyPrefix, leaseMs, clock),
         instanceId,
         leaseMs,
         clock,
@@ -163,7 +163,14 @@ describe.skipIf(!enabled)('cluster: session leases after Redis came back', () =>
     await client.connect();
     const keyPrefix = `leases${randomUUID()}:`;
     const make = (instanceId: string) =>
-      createLeases({ client, keyPrefix, instanceId, leaseMs: LEASE_MS, clock: Date, log, onLost: () => undefined });
+      createLeases({
+        backend: redisLeases(client, keyPrefix, LEASE_MS, Date),
+        instanceId,
+        leaseMs: LEASE_MS,
+        clock: Date,
+        log,
+        onLost: () => undefined,
+      });
     const [a, b] = [make('A'), make('B')];
     try {
       expect(await a.claim('s')).toBe('A');

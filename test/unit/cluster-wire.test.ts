@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Envelope } from '../../src/bus/index.ts';
 import { createForwarding } from '../../src/cluster/forwarding.ts';
 import { inboxMessage, readWire, toolServerChange, WIRE_PREFIX_CHARS, wireEvent } from '../../src/cluster/wire.ts';
-import type { RedisConnection } from '../../src/redis/index.ts';
+import type { ClusterMedium } from '../../src/cluster/medium.ts';
 import { createLogger } from '../../src/log/index.ts';
 
 /** A logger whose lines are kept (parsed). */
@@ -115,12 +115,12 @@ describe('the inbox (forwarding)', () => {
   function rig(owners = ['me'], delivered?: (channel: string, message: string) => Promise<number>) {
     const { log, lines } = capturedLog();
     const published: { channel: string; message: unknown }[] = [];
-    const client = {
+    const medium = {
       publish: (channel: string, message: string) => {
         published.push({ channel, message: JSON.parse(message) });
         return delivered ? delivered(channel, message) : Promise.resolve(1);
       },
-    } as unknown as RedisConnection;
+    } as unknown as ClusterMedium;
     let asked = 0;
     const leases = {
       owner: () => Promise.resolve(owners[Math.min(asked++, owners.length - 1)] ?? 'me'),
@@ -128,7 +128,7 @@ describe('the inbox (forwarding)', () => {
     };
     let n = 0;
     const forwarding = createForwarding({
-      client,
+      medium,
       keyPrefix: 'agentd:',
       instanceId: 'me',
       leaseMs: 1000,

@@ -118,6 +118,8 @@ describe.skipIf(!enabled)('postgres leases and fencing', () => {
     expect((await b.claimLease('s', 'b', 30_000)).taken).toBe(false);
     const short = await a.claimLease('s', 'a', 1, first.token);
     expect(short.token).toBe(first.token);
+    // Its own claim before the lease ran out would renew it (for 30 s): wait until the database's clock passed it.
+    await vi.waitFor(async () => expect(await a.leaseHolder('s')).toBeUndefined(), PATIENT);
     const back = await vi.waitFor(async () => {
       const claim = await a.claimLease('s', 'a', 30_000, first.token);
       if (!claim.taken) throw new Error('the lease has not run out yet');

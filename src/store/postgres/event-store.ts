@@ -8,6 +8,7 @@ import { AppError } from '../../errors/index.ts';
 import type { EventStore, StoreEvent } from '../types.ts';
 import { cannotOpen, withClient } from './connection.ts';
 import { eventReads } from './event-reads.ts';
+import { eventTail, type TailPosition, type TailRead } from './event-tail.ts';
 import { eventWrites } from './event-writes.ts';
 import { sessionLeases, type SessionLeases } from './leases.ts';
 import { migrate } from './migrations.ts';
@@ -15,8 +16,12 @@ import { storeContext, type PostgresStoreOptions } from './store-context.ts';
 
 export type { PostgresStoreOptions } from './store-context.ts';
 
-/** The engine: the EventStore port, and leases on the session rows for a cluster on PostgreSQL (leases.ts). */
-export type PostgresEventStore<E extends StoreEvent> = EventStore<E> & SessionLeases;
+/**
+ * The engine: the EventStore port, leases on the session rows for a cluster on PostgreSQL (leases.ts), and the
+ * global tail (event-tail.ts).
+ */
+export type PostgresEventStore<E extends StoreEvent> = EventStore<E> &
+  SessionLeases & { tail(after: TailPosition, limit: number): Promise<TailRead<E>> };
 
 export function createPostgresStore<E extends StoreEvent>(options: PostgresStoreOptions<E>): PostgresEventStore<E> {
   const ctx = storeContext(options);
@@ -26,6 +31,7 @@ export function createPostgresStore<E extends StoreEvent>(options: PostgresStore
   return {
     ...eventWrites(ctx),
     ...eventReads(ctx),
+    ...eventTail(ctx),
 
     claimLease: (sessionId, holder, ms, held) =>
       ofSession(sessionId, () => leases.claimLease(sessionId, holder, ms, held)),

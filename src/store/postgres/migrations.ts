@@ -12,11 +12,12 @@ import type pg from 'pg';
 import { AppError } from '../../errors/index.ts';
 import { SCHEMA_V1 } from './schema-v1.ts';
 import { SCHEMA_V2 } from './schema-v2.ts';
+import { SCHEMA_V3 } from './schema-v3.ts';
 
 /** The advisory lock's first key: "agentd" in ASCII, read as a 32-bit number. */
 const LOCK = 0x61676e74;
 
-export const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2];
+export const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /** The version this agentd brings a schema to. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
