@@ -17,7 +17,7 @@ import { memoryMount } from './memory/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
 import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
-import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
+import { limitsStoreOf, sharedRedisOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
 import type { FeatureMount } from './http/feature-mount.ts';
 import { createRoutes } from './http/routes/index.ts';
@@ -177,9 +177,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     unnamedTtlMs: unnamed.ttlMs,
     clock,
   });
+  const sharedRedis = sharedRedisOf(config.storage);
   const sharedLimits =
-    cluster?.redis && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
-      ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
+    cluster?.redis && sharedRedis && limitsStoreOf(config) === 'redis'
+      ? { client: cluster.redis, keyPrefix: sharedRedis.keyPrefix }
       : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
   const mode = deps.mode ?? 'web';

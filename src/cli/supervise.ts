@@ -28,9 +28,9 @@ export function portForOthers(requested: number, first: ReadyMessage): number {
 
 export async function supervise(options: ServeOptions, agentFile: string): Promise<void> {
   const { config } = await loadConfigOrExit(agentFile);
-  if (config.storage.type !== 'redis') {
+  if (config.storage.type !== 'redis' && config.storage.type !== 'postgres') {
     process.stderr.write(
-      `agentd: --workers needs storage.type redis in ${agentFile}: the workers share sessions, streams and limits through it\n`,
+      `agentd: --workers needs storage.type redis or postgres in ${agentFile}: the workers share sessions and streams through it\n`,
     );
     process.exit(1);
   }

@@ -68,7 +68,7 @@ export const limitsSchema = z.strictObject({
     .enum(['memory', 'redis'])
     .optional()
     .describe(
-      'Where the REST and WebSocket-per-IP windows are counted: `redis` shares them across every instance (it needs `storage.type: redis`). Default: `redis` when `storage.type` is `redis`, else `memory`.',
+      'Where the REST and WebSocket-per-IP windows are counted: `redis` shares them across every instance (it needs a Redis: `storage.type: redis`, or `storage.redis` beside PostgreSQL). Default: `redis` when there is one, else `memory`.',
     ),
   sessionsPerPrincipal: positiveInt(1000).describe(
     'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',

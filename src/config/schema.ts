@@ -134,14 +134,21 @@ export const agentConfigSchema = z
       message: 'egress and its older names under server.mcp set the same key: keep egress only',
     },
   )
-  .refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {
+  .refine((c) => c.server.limits.store !== 'redis' || sharedRedisOf(c.storage) !== undefined, {
     path: ['server', 'limits', 'store'],
-    message: 'server.limits.store "redis" needs storage.type "redis" (its URL is the one the limits use)',
+    message:
+      'server.limits.store "redis" needs a Redis: storage.type "redis", or storage.redis beside "postgres" (its URL is the one the limits use)',
   });
 
-/** Where the rate-limit windows live: `server.limits.store`, else Redis when the sessions are there. */
+/** The Redis the instances share, when there is one: the sessions' own, or the one beside PostgreSQL. */
+export function sharedRedisOf(storage: z.output<typeof storageSchema>): { url: string; keyPrefix: string } | undefined {
+  if (storage.type === 'redis') return storage;
+  return storage.type === 'postgres' ? storage.redis : undefined;
+}
+
+/** Where the rate-limit windows live: `server.limits.store`, else Redis when the instances share one. */
 export const limitsStoreOf = (config: AgentConfig): 'memory' | 'redis' =>
-  config.server.limits.store ?? (config.storage.type === 'redis' ? 'redis' : 'memory');
+  config.server.limits.store ?? (sharedRedisOf(config.storage) ? 'redis' : 'memory');
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type McpServerConfig = z.output<typeof mcpServerConfigSchema>;

@@ -51,7 +51,7 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
   it('refuses without the Redis store, and when Redis cannot be reached, exiting 1', async () => {
     const memory = await agentd({ llm: llm(), storage: { type: 'memory' } }, ['--workers', '2']);
     expect(await memory.exited).toBe(1);
-    expect(memory.err()).toMatch(/--workers needs storage\.type redis/);
+    expect(memory.err()).toMatch(/--workers needs storage\.type redis or postgres/);
     const unreachable = await agentd({ llm: llm(), storage: { type: 'redis', url: 'redis://127.0.0.1:1' } }, [
       '--workers',
       '2',
