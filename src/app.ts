@@ -13,13 +13,11 @@ import {
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
-import { memoryMount } from './memory/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
 import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
-import type { FeatureMount } from './http/feature-mount.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd } from './http/server.ts';
@@ -28,19 +26,27 @@ import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
-import { createA2aPush } from './a2a-face/push/index.ts';
+import { a2aPushFeature } from './a2a-face/push/feature/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
-import { embedderOf, memoryOf } from './app/memory.ts';
-import { schedulesOf } from './app/schedules.ts';
-import { announcementsOf } from './app/announcements.ts';
+import { buildFeatures } from './app/features.ts';
+import { memoryFeature } from './memory/feature/index.ts';
+import { schedulesFeature } from './schedules/feature/index.ts';
+import { spendFeature } from './spend/feature/index.ts';
+import { webhooksFeature } from './webhooks/feature/index.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
 import { createStore, records, timedAppends } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
+
+/**
+ * The features (src/http/feature-mount.ts), in their routes' order; each built after the features it needs. A new
+ * feature is its folder's `feature/index.ts` and one entry here.
+ */
+const FEATURES = [schedulesFeature, memoryFeature, webhooksFeature, spendFeature, a2aPushFeature] as const;
 
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
 export function createApp(config: AgentConfig, deps: AppDeps): App {
@@ -76,20 +82,17 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
   const replies = createReplyTracker(bus); // what a subscribe mid-reply is sent first, and the cluster seeds a watch with
+  // The one cycle left: the cluster moves the agent's sessions between instances, and the agent sends through the
+  // cluster's routing (serviceBus); so the cluster reads the agent through `heldSessions`, which only runs once both exist.
+  const heldSessions = () => agent;
   const cluster = clusterOf(
     config,
     { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies },
-    () => agent,
+    heldSessions,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
-  // Feature state on the sessions' medium (the record store): memory, the reactions' checkpoints.
+  // Feature state on the sessions' medium (the record store): each feature's records, the reactions' checkpoints.
   const recordStore = records.createRecordStore(config.storage, { log: log.child({ component: 'records' }), clock });
-  const memory = memoryOf(config, {
-    log,
-    clock,
-    records: recordStore,
-    embedder: embedderOf(config, env),
-  });
   // OAuth registrations and tokens of tool servers, and the faces' keys, live on the record store.
   const secrets = createSecretStore(recordStore, log.child({ component: 'secrets' }));
   const callback = oauthCallback();
@@ -110,23 +113,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
   });
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
-  // Finished work announced (webhooks, A2A push) through one outbox; the spend ledger.
-  const { outbox, webhooks, spend, mounts } = announcementsOf(config, {
-    ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
-    push: () => a2aPush.target,
+  const mode = deps.mode ?? 'web';
+  // The features, each built from the agent file and these ports, after the ones it needs (src/app/features.ts).
+  const { mounts: features, ports } = buildFeatures(FEATURES, {
+    ...{ config, bus, records: recordStore, secrets, follower, clock, log, env, metrics, mode },
+    addSecret: redactor.addSecret,
   });
-  // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
-  const a2aPush = createA2aPush({
-    ...{ config, secrets, records: recordStore, outbox, follower, clock },
-    ...{ log: log.child({ component: 'a2a-push' }), onAdded: () => webhooks.wake() },
-  });
-  const schedules = schedulesOf(config, {
-    ...{ bus, turns: follower, records: recordStore, clock, log },
-    ...{ metrics: metrics.schedules, mode: deps.mode ?? 'web' },
-  });
-  // The features, one mount each (src/http/feature-mount.ts): their routes in this order, lifecycle and reactions.
-  const pushMount: FeatureMount = { name: 'a2a-push', reactions: [a2aPush.reaction] };
-  const features = [schedules.mount, memoryMount({ clock, memory: memory?.service }), ...mounts, pushMount];
   const reactions = createReactions({
     ...{ reactions: features.flatMap((f) => f.reactions ?? []), records: recordStore },
     ...{ log: log.child({ component: 'reactions' }), now: () => clock.now() },
@@ -146,12 +138,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       onSessionClosed: cluster.sessionClosed,
       fenceOf: cluster.fenceOf,
     }),
-    onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
-    ...(memory && { memory: memory.port }),
-    ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
+    onSessionDeleted: ports.webhooks.sessionDeleted,
+    ...(ports.memory && { memory: ports.memory }),
+    ...{ reactions, ...(ports.spend && { spend: ports.spend }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
-    appCalls: { follower: () => follower, timeoutMs: config.server.requestTimeoutMs },
+    appCalls: { follower, timeoutMs: config.server.requestTimeoutMs },
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
@@ -182,7 +174,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
       : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
-  const mode = deps.mode ?? 'web';
   let ready = false;
   // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
   let storeId: string | undefined;
@@ -197,7 +188,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),
     ...(config.a2a.enabled
-      ? [a2aMount({ bus, follower, ids, config, push: a2aPush.configs, jwks: a2aPush.jwks })]
+      ? [a2aMount({ bus, follower, ids, config, push: ports['a2a-push'].configs, jwks: ports['a2a-push'].jwks })]
       : []),
     ...(config.agUi.enabled ? [agUiMount({ bus, follower, clock, config })] : []),
   ];
@@ -239,7 +230,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     engine: engine.engine.name,
     serverFace,
     inspect,
-    a2aPush,
+    a2aPush: ports['a2a-push'],
     async open() {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)

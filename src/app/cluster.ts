@@ -1,7 +1,8 @@
 /**
  * The cluster of an app on Redis (undefined on any other medium): its session and tool-server commands, the agent's
- * sessions it moves between instances (read through `agent()`, made after it), and where it finds the turns a dead
- * instance left running when turns resume, and where a watched session's facts are read back (a gap pub/sub left).
+ * sessions it moves between instances (read through `agent()`: the agent is made after the cluster, since it sends
+ * through it), where it finds the turns a dead instance left running when turns resume, and where a watched session's
+ * facts are read back (a gap pub/sub left).
  */
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
