@@ -24,21 +24,18 @@ import { createFrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
-import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
-import { a2aMount } from './a2a-face/index.ts';
 import { a2aPushFeature } from './a2a-face/push/feature/index.ts';
-import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
 import { buildFeatures } from './app/features.ts';
+import { facesOf } from './app/faces.ts';
 import { memoryFeature } from './memory/feature/index.ts';
 import { schedulesFeature } from './schedules/feature/index.ts';
 import { spendFeature } from './spend/feature/index.ts';
 import { webhooksFeature } from './webhooks/feature/index.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
 import { createStore, records, timedAppends } from './store/index.ts';
-import { createSecretStore, sharedSecret } from './store/secret-store.ts';
-import { madeOnce } from './made-once.ts';
+import { createSecretStore } from './store/secret-store.ts';
 import { VERSION } from './package-info.ts';
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 
@@ -148,26 +145,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
-  // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
-  const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));
-  const serverFace = createServerFace({
-    bus,
-    log: log.child({ component: 'mcp-face' }),
-    ids,
-    waiter,
-    card: {
-      name: config.name,
-      version: config.version,
-      model: llm.model,
-      ...(config.description !== undefined && { description: config.description }),
-    },
-    exposeTools: config.server.mcp.exposeTools,
-    maxHops: config.server.mcp.maxHops,
-    key: faceKey,
-    serviceId,
-    follower,
-    unnamedTtlMs: unnamed.ttlMs,
-    clock,
+  const faces = facesOf(config, {
+    ...{ bus, log, ids, clock, waiter, follower, secrets, serviceId, instanceId, model: llm.model },
+    push: ports['a2a-push'],
   });
   const sharedLimits =
     cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
@@ -183,15 +163,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let stopping = false;
   const startedAt = clock.now();
 
-  const mcpFace = createHttpFace(serverFace);
-  // The faces on the front end, one mount each; a new face is its folder and one line here.
-  const faces = [
-    mcpMount({ face: mcpFace, instanceId }),
-    ...(config.a2a.enabled
-      ? [a2aMount({ bus, follower, ids, config, push: ports['a2a-push'].configs, jwks: ports['a2a-push'].jwks })]
-      : []),
-    ...(config.agUi.enabled ? [agUiMount({ bus, follower, clock, config })] : []),
-  ];
   const engine = deps.engine ?? selectEngine(env.AGENTD_ENGINE);
   const served = createFrontEnd({
     engine,
@@ -202,7 +173,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
     mode,
-    faces,
+    faces: faces.mounts,
     metrics,
     inspect,
     follower,
@@ -219,7 +190,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       metrics,
       mode,
       features,
-      faces,
+      faces: faces.mounts,
     }),
   });
   const frontEnd = listeningFrontEnd(served, identify, callback.listened);
@@ -228,7 +199,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     frontEnd,
     engine: engine.engine.name,
-    serverFace,
+    serverFace: faces.serverFace,
     inspect,
     a2aPush: ports['a2a-push'],
     async open() {
@@ -265,7 +236,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the inspector relay', () => relay?.close()],
           ['the metrics watch', () => observability.unwatch()],
           ['the front end', () => frontEnd.close()],
-          ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
+          ['the MCP face', () => faces.mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],
           ['the sessions', () => agent.stop()],
           ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),
