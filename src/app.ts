@@ -13,34 +13,37 @@ import {
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
-import { memoryMount } from './memory/feature/mount.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
 import { createIdSource, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
-import { limitsStoreOf, sharedRedisOf, type AgentConfig } from './config/schema.ts';
+import type { AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
-import type { FeatureMount } from './http/feature-mount.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
-import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
-import { a2aMount } from './a2a-face/index.ts';
-import { createA2aPush } from './a2a-face/push/index.ts';
-import { agUiMount } from './ag-ui-face/index.ts';
-import { clusterOf } from './app/cluster.ts';
+import { a2aPushFeature } from './a2a-face/push/feature/index.ts';
+import { clusterOf, sharedLimitsOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
-import { embedderOf, memoryOf } from './app/memory.ts';
-import { schedulesOf } from './app/schedules.ts';
-import { announcementsOf } from './app/announcements.ts';
+import { buildFeatures } from './app/features.ts';
+import { facesOf } from './app/faces.ts';
+import { memoryFeature } from './memory/feature/index.ts';
+import { schedulesFeature } from './schedules/feature/index.ts';
+import { spendFeature } from './spend/feature/index.ts';
+import { webhooksFeature } from './webhooks/feature/index.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
 import { createStore, records, timedAppends } from './store/index.ts';
-import { createSecretStore, sharedSecret } from './store/secret-store.ts';
-import { madeOnce } from './made-once.ts';
+import { createSecretStore } from './store/secret-store.ts';
 import { VERSION } from './package-info.ts';
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
+
+/**
+ * The features (src/http/feature-mount.ts), in their routes' order; each built after the features it needs. A new
+ * feature is its folder's `feature/index.ts` and one entry here.
+ */
+const FEATURES = [schedulesFeature, memoryFeature, webhooksFeature, spendFeature, a2aPushFeature] as const;
 
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
 export function createApp(config: AgentConfig, deps: AppDeps): App {
@@ -76,20 +79,17 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
   const replies = createReplyTracker(bus); // what a subscribe mid-reply is sent first, and the cluster seeds a watch with
+  // The one cycle left: the cluster moves the agent's sessions between instances, and the agent sends through the
+  // cluster's routing (serviceBus); so the cluster reads the agent through `heldSessions`, which only runs once both exist.
+  const heldSessions = () => agent;
   const cluster = clusterOf(
     config,
     { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies },
-    () => agent,
+    heldSessions,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
-  // Feature state on the sessions' medium (the record store): memory, the reactions' checkpoints.
+  // Feature state on the sessions' medium (the record store): each feature's records, the reactions' checkpoints.
   const recordStore = records.createRecordStore(config.storage, { log: log.child({ component: 'records' }), clock });
-  const memory = memoryOf(config, {
-    log,
-    clock,
-    records: recordStore,
-    embedder: embedderOf(config, env),
-  });
   // OAuth registrations and tokens of tool servers, and the faces' keys, live on the record store.
   const secrets = createSecretStore(recordStore, log.child({ component: 'secrets' }));
   const callback = oauthCallback();
@@ -110,23 +110,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
   });
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
-  // Finished work announced (webhooks, A2A push) through one outbox; the spend ledger.
-  const { outbox, webhooks, spend, mounts } = announcementsOf(config, {
-    ...{ bus, records: recordStore, clock, log, addSecret: redactor.addSecret, metrics: metrics.deliveries },
-    push: () => a2aPush.target,
+  const mode = deps.mode ?? 'web';
+  // The features, each built from the agent file and these ports, after the ones it needs (src/app/features.ts).
+  const { mounts: features, ports } = buildFeatures(FEATURES, {
+    ...{ config, bus, records: recordStore, secrets, follower, clock, log, env, metrics, mode },
+    addSecret: redactor.addSecret,
   });
-  // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
-  const a2aPush = createA2aPush({
-    ...{ config, secrets, records: recordStore, outbox, follower, clock },
-    ...{ log: log.child({ component: 'a2a-push' }), onAdded: () => webhooks.wake() },
-  });
-  const schedules = schedulesOf(config, {
-    ...{ bus, turns: follower, records: recordStore, clock, log },
-    ...{ metrics: metrics.schedules, mode: deps.mode ?? 'web' },
-  });
-  // The features, one mount each (src/http/feature-mount.ts): their routes in this order, lifecycle and reactions.
-  const pushMount: FeatureMount = { name: 'a2a-push', reactions: [a2aPush.reaction] };
-  const features = [schedules.mount, memoryMount({ clock, memory: memory?.service }), ...mounts, pushMount];
   const reactions = createReactions({
     ...{ reactions: features.flatMap((f) => f.reactions ?? []), records: recordStore },
     ...{ log: log.child({ component: 'reactions' }), now: () => clock.now() },
@@ -146,44 +135,22 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       onSessionClosed: cluster.sessionClosed,
       fenceOf: cluster.fenceOf,
     }),
-    onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
-    ...(memory && { memory: memory.port }),
-    ...{ reactions, ...(spend.gate && { spend: spend.gate }) },
+    onSessionDeleted: ports.webhooks.sessionDeleted,
+    ...(ports.memory && { memory: ports.memory }),
+    ...{ reactions, ...(ports.spend && { spend: ports.spend }) },
     ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
     waitForToolServers: true,
-    appCalls: { follower: () => follower, timeoutMs: config.server.requestTimeoutMs },
+    appCalls: { follower, timeoutMs: config.server.requestTimeoutMs },
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
-  // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
-  const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));
-  const serverFace = createServerFace({
-    bus,
-    log: log.child({ component: 'mcp-face' }),
-    ids,
-    waiter,
-    card: {
-      name: config.name,
-      version: config.version,
-      model: llm.model,
-      ...(config.description !== undefined && { description: config.description }),
-    },
-    exposeTools: config.server.mcp.exposeTools,
-    maxHops: config.server.mcp.maxHops,
-    key: faceKey,
-    serviceId,
-    follower,
-    unnamedTtlMs: unnamed.ttlMs,
-    clock,
+  const faces = facesOf(config, {
+    ...{ bus, log, ids, clock, waiter, follower, secrets, serviceId, instanceId, model: llm.model },
+    push: ports['a2a-push'],
   });
-  const sharedRedis = sharedRedisOf(config.storage);
-  const sharedLimits =
-    cluster?.redis && sharedRedis && limitsStoreOf(config) === 'redis'
-      ? { client: cluster.redis, keyPrefix: sharedRedis.keyPrefix }
-      : undefined;
+  const sharedLimits = sharedLimitsOf(config, cluster);
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
-  const mode = deps.mode ?? 'web';
   let ready = false;
   // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
   let storeId: string | undefined;
@@ -193,15 +160,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let stopping = false;
   const startedAt = clock.now();
 
-  const mcpFace = createHttpFace(serverFace);
-  // The faces on the front end, one mount each; a new face is its folder and one line here.
-  const faces = [
-    mcpMount({ face: mcpFace, instanceId }),
-    ...(config.a2a.enabled
-      ? [a2aMount({ bus, follower, ids, config, push: a2aPush.configs, jwks: a2aPush.jwks })]
-      : []),
-    ...(config.agUi.enabled ? [agUiMount({ bus, follower, clock, config })] : []),
-  ];
   const engine = deps.engine ?? selectEngine(env.AGENTD_ENGINE);
   const served = createFrontEnd({
     engine,
@@ -212,7 +170,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
     mode,
-    faces,
+    faces: faces.mounts,
     metrics,
     inspect,
     follower,
@@ -229,7 +187,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       metrics,
       mode,
       features,
-      faces,
+      faces: faces.mounts,
     }),
   });
   const frontEnd = listeningFrontEnd(served, identify, callback.listened);
@@ -238,9 +196,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     frontEnd,
     engine: engine.engine.name,
-    serverFace,
+    serverFace: faces.serverFace,
     inspect,
-    a2aPush,
+    a2aPush: ports['a2a-push'],
     async open() {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
@@ -275,7 +233,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ['the inspector relay', () => relay?.close()],
           ['the metrics watch', () => observability.unwatch()],
           ['the front end', () => frontEnd.close()],
-          ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
+          ['the MCP face', () => faces.mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],
           ['the sessions', () => agent.stop()],
           ...features.map((f): [string, () => unknown] => [`${f.name}: its storage`, () => f.close?.()]),

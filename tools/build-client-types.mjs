@@ -1,7 +1,7 @@
 // `npm run build:types` (after `npm run build`, on `npm pack`): the type declarations of `agentd-server/client`,
 // dist/src/client/index.d.ts and the declarations of the server modules whose zod schemas its types are read from
-// (src/client/route-types.ts), emitted by tsc (tsconfig.client.json) beside the compiled modules in dist/. Relative
-// imports in them name the .js modules, as in the compiled code, so a consumer's TypeScript finds each .d.ts. A
+// (src/client/routes.ts, feature-routes.ts), emitted by tsc (tsconfig.client.json) beside the compiled modules in
+// dist/. Relative imports in them name the .js modules, as in the compiled code, so a consumer's TypeScript finds each .d.ts. A
 // declaration tsc cannot name a type in (a server internal the client never reaches) is still written; the client's
 // own files must emit cleanly. Its progress goes to stderr: stdout is left to what runs it (`npm pack --json`).
 import { execFileSync } from 'node:child_process';

@@ -31,8 +31,8 @@ export interface AppCallDeps {
   ids: IdSource;
   log: Logger;
   withSession: SessionRegistry['withSession'];
-  /** Follows the call's turn (the service's follower, made after the agent, hence a getter; default: one of this bus). */
-  follower?: () => Pick<TurnFollower, 'watch'>;
+  /** Follows the call's turn (the service's follower; default: one of this bus, made at the first call). */
+  follower?: Pick<TurnFollower, 'watch'>;
   /** How long `agent.appToolCall` waits for the call to settle (default DEFAULT_APP_CALL_TIMEOUT_MS). */
   timeoutMs?: number;
 }
@@ -70,8 +70,8 @@ const endedWithout = (why: string): AppCallResult => ({
 export function registerAppCalls(deps: AppCallDeps): (() => void)[] {
   const { bus, store, ids, log } = deps;
   const timeoutMs = deps.timeoutMs ?? DEFAULT_APP_CALL_TIMEOUT_MS;
-  let own: Pick<TurnFollower, 'watch'> | undefined;
-  const follower = deps.follower ?? (() => (own ??= createTurnFollower({ bus, store })));
+  let given = deps.follower;
+  const follower = () => (given ??= createTurnFollower({ bus, store }));
 
   /** The catalogue's tools named `name` that apps may call (their servers' own names; the session picks its app's). */
   const callable = async (name: string) =>

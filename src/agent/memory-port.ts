@@ -1,6 +1,6 @@
 /**
  * How the agent reaches memory per principal (issue 62) when `memory:` is on: a port the agent service is given, as it
- * is given spend's (SpendPort), built by the memory feature (src/app/memory.ts); the agent imports nothing of
+ * is given spend's (SpendPort), built by the memory feature (src/memory/feature); the agent imports nothing of
  * src/memory.
  *
  * Contracts:

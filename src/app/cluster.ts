@@ -1,9 +1,10 @@
 /**
- * The cluster of an app on Redis or PostgreSQL (undefined on any other medium; media.ts says what each carries): its session and tool-server commands, the agent's
- * sessions it moves between instances (read through `agent()`, made after it), and where it finds the turns a dead
- * instance left running when turns resume, and where a watched session's facts are read back (a gap pub/sub left).
+ * The cluster of an app on Redis or PostgreSQL (undefined on any other medium; media.ts says what each carries): its
+ * session and tool-server commands, the agent's sessions it moves between instances (read through `agent()`: the
+ * agent is made after the cluster, since it sends through it), where it finds the turns a dead instance left running
+ * when turns resume, and where a watched session's facts are read back (a gap the live medium left).
  */
-import type { AgentConfig } from '../config/schema.ts';
+import { limitsStoreOf, sharedRedisOf, type AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { lastSeqOf, REPLY_SEED_EVENT, SESSION_COMMANDS, TAKE_OVER_COMMAND, type ReplyTracker } from '../agent/index.ts';
 import { createCluster } from '../cluster/index.ts';
@@ -12,6 +13,7 @@ import { postgresMedium } from '../store/postgres/cluster-listen.ts';
 import { postgresLeases, postgresRegistry } from '../store/postgres/cluster-tables.ts';
 
 import type { Logger } from '../log/index.ts';
+import type { SharedLimitStore } from '../http/limits.ts';
 import type { EventStore, PostgresEventStore, StoreEvent } from '../store/index.ts';
 import { TOOL_SERVER_COMMANDS } from '../tools/index.ts';
 import type { AppBus } from './types.ts';
@@ -82,4 +84,15 @@ function mediaOf(
   };
   // NOTIFY reaches the whole database, and one Redis may serve several deployments: channels name the schema.
   return { media, keyPrefix: `${redis?.keyPrefix ?? 'agentd:'}${schema}:`, leaseMs: storage.leaseMs };
+}
+
+/** Where the rate-limit windows are shared: the cluster's Redis, when the instances share one and the limits use it. */
+export function sharedLimitsOf(
+  config: AgentConfig,
+  cluster: { redis?: SharedLimitStore['client'] | undefined } | undefined,
+): SharedLimitStore | undefined {
+  const shared = sharedRedisOf(config.storage);
+  return cluster?.redis && shared && limitsStoreOf(config) === 'redis'
+    ? { client: cluster.redis, keyPrefix: shared.keyPrefix }
+    : undefined;
 }

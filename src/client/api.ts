@@ -6,8 +6,8 @@
 import { inputError } from './errors.ts';
 import type { CallOptions, Request, Transport } from './http.ts';
 import { checkKeys } from './options.ts';
-import { ROUTES, pathParamsOf, type PathParams, type RouteInfo, type RouteName } from './routes.ts';
-import type { RouteTypes } from './route-types.ts';
+import { pathParamsOf, type PathParams, type RouteInfo } from './route-kit.ts';
+import { ROUTES, type RouteName, type RouteTypes } from './routes.ts';
 
 type Info<K extends RouteName> = (typeof ROUTES)[K];
 type PathArgs<K extends RouteName> = { [P in PathParams<Info<K>['path']>]: string };

@@ -1,5 +1,5 @@
 /**
- * AgentdClient: every REST route as `client.api.<name>(args)` (routes.ts, typed by route-types.ts), `request` for any
+ * AgentdClient: every REST route as `client.api.<name>(args)` (routes.ts: its route and types), `request` for any
  * path, and the streams: `chat` (one turn), `follow` (a session's frames, resumed across dropped connections),
  * `questions` (what waits for a person, each with `answer`), `serveClientTools` (calls of tools the client runs).
  */

@@ -1,135 +1,223 @@
 /**
- * The REST routes the client calls, by method name: method, path (`:name` segments are path parameters), query
- * parameter names, and the body each takes (`json`: required, `json?`: optional, `ndjson`: a text body). Kept equal
- * to `/api/openapi.json` by test/int/client-openapi.test.ts (every operation is here or in NOT_IN_CLIENT, with the
- * same parameters and body); the types of each route's input and answer come from the server's own zod schemas
- * (route-types.ts). Plain data: the browser build carries no schema.
+ * The REST routes of agentd as the client knows them, in one list: OPERATIONS holds every operation of
+ * `/api/openapi.json` once (test/int/client-openapi.test.ts holds it to the document a running agentd serves), as
+ * - a method of the client, by its name (`route`): method, path (`:name` segments are path parameters), query
+ *   parameter names, the body it takes (`json`: required, `json?`: optional, `ndjson`: a text body), and as types
+ *   only what it takes and answers, read off the server's own zod schemas (the ones that parse its requests and
+ *   publish the document): `body` and `query` as a caller writes them (`z.input`), `answer` as the server sends it
+ *   (`z.output`);
+ * - or one the client leaves out on purpose, as the document names it (`METHOD /path`), with why: pages for a
+ *   browser, and the protocols with clients of their own (`client.request(method, path)` still reaches each one).
+ * ROUTES, RouteTypes and NOT_IN_CLIENT are read off it. The server's modules are imported for their types only: the
+ * browser build carries no schema.
  */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type BodyKind = 'json' | 'json?' | 'ndjson';
+import type { z } from 'zod';
+import type { RESPONSES } from '../http/routes/shapes.ts';
+import type {
+  historyQuery,
+  messageSchema,
+  messageSyncSchema,
+  ownerQuery,
+  resetSchema,
+} from '../http/routes/agent-routes.ts';
+import type { sessionsQuery } from '../http/routes/session-pages.ts';
+import type { appCallSchema } from '../http/routes/app-routes.ts';
+import type { exportQuery, forkSchema } from '../http/routes/session-transfer-routes.ts';
+import type { connectA2aSchema, connectSchema, executeQuery, toolArgs } from '../http/routes/mcp-routes.ts';
+import type { promptArgs, rootsBody, uriBody } from '../http/routes/mcp-feature-routes.ts';
+import type { ApprovalReply, ClientToolReply, ElicitationAction } from '../conversation/records.ts';
+import { FEATURE_ROUTES } from './feature-routes.ts';
+import { route, type IoOf, type RouteInfo, type TypedRoute } from './route-kit.ts';
 
-export interface RouteInfo {
-  readonly method: HttpMethod;
-  readonly path: string;
-  readonly query?: readonly string[];
-  readonly body?: BodyKind;
-  /** The answer is text (YAML, NDJSON, Prometheus, an MCP App's html), not JSON. */
-  readonly text?: true;
-}
+export type { HttpMethod, RouteInfo } from './route-kit.ts';
 
+type In<T extends z.ZodType> = z.input<T>;
+type Out<T extends z.ZodType> = z.output<T>;
+type R = typeof RESPONSES;
+type Owner = In<typeof ownerQuery>;
+type ElicitationAnswer = { action: ElicitationAction; content?: Record<string, unknown> };
 const OWNER = ['owner'] as const;
 
-export const ROUTES = {
-  health: { method: 'GET', path: '/api/health' },
-  live: { method: 'GET', path: '/api/health/live' },
-  ready: { method: 'GET', path: '/api/health/ready' },
-  configYaml: { method: 'GET', path: '/api/config.yaml', text: true },
-  openApi: { method: 'GET', path: '/api/openapi.json' },
-  metrics: { method: 'GET', path: '/metrics', text: true },
-  jwks: { method: 'GET', path: '/.well-known/jwks.json' },
-  agentCard: { method: 'GET', path: '/.well-known/agent-card.json' },
-  agUiCapabilities: { method: 'GET', path: '/ag-ui/capabilities' },
+/** Every operation of the OpenAPI document: a method of the client (`route`), or left out with why (a string). */
+export const OPERATIONS = {
+  health: route<Out<R['health']>>()({ method: 'GET', path: '/api/health' }),
+  live: route<Out<R['live']>>()({ method: 'GET', path: '/api/health/live' }),
+  ready: route<Out<R['ready']>>()({ method: 'GET', path: '/api/health/ready' }),
+  configYaml: route<string>()({ method: 'GET', path: '/api/config.yaml', text: true }),
+  openApi: route<Out<R['openApi']>>()({ method: 'GET', path: '/api/openapi.json' }),
+  metrics: route<string>()({ method: 'GET', path: '/metrics', text: true }),
+  jwks: route<{ keys: Record<string, unknown>[] }>()({ method: 'GET', path: '/.well-known/jwks.json' }),
+  agentCard: route<Record<string, unknown>>()({ method: 'GET', path: '/.well-known/agent-card.json' }),
+  agUiCapabilities: route<Record<string, unknown>>()({ method: 'GET', path: '/ag-ui/capabilities' }),
 
-  messageSync: { method: 'POST', path: '/api/message-sync', body: 'json' },
-  message: { method: 'POST', path: '/api/message', body: 'json' },
-  reset: { method: 'POST', path: '/api/reset', body: 'json?' },
+  messageSync: route<Out<R['messageSync']>, In<typeof messageSyncSchema>>()({
+    method: 'POST',
+    path: '/api/message-sync',
+    body: 'json',
+  }),
+  message: route<Out<R['messageQueued']>, In<typeof messageSchema>>()({
+    method: 'POST',
+    path: '/api/message',
+    body: 'json',
+  }),
+  reset: route<Out<R['reset']>, In<typeof resetSchema>>()({ method: 'POST', path: '/api/reset', body: 'json?' }),
 
-  listSessions: { method: 'GET', path: '/api/sessions', query: ['limit', 'cursor'] },
-  history: { method: 'GET', path: '/api/sessions/:sessionId/history', query: ['owner', 'since'] },
-  deleteSession: { method: 'DELETE', path: '/api/sessions/:sessionId', query: OWNER },
-  cancel: { method: 'POST', path: '/api/sessions/:sessionId/cancel', query: OWNER },
-  exportSession: {
+  listSessions: route<Out<R['sessions']>, never, In<typeof sessionsQuery>>()({
+    method: 'GET',
+    path: '/api/sessions',
+    query: ['limit', 'cursor'],
+  }),
+  history: route<Out<R['history']>, never, In<typeof historyQuery>>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/history',
+    query: ['owner', 'since'],
+  }),
+  deleteSession: route<Out<R['sessionDeleted']>, never, Owner>()({
+    method: 'DELETE',
+    path: '/api/sessions/:sessionId',
+    query: OWNER,
+  }),
+  cancel: route<Out<R['sessionCancelled']>, never, Owner>()({
+    method: 'POST',
+    path: '/api/sessions/:sessionId/cancel',
+    query: OWNER,
+  }),
+  exportSession: route<string, never, In<typeof exportQuery>>()({
     method: 'GET',
     path: '/api/sessions/:sessionId/export',
     query: ['owner', 'reasoning'],
     text: true,
-  },
-  importSession: { method: 'POST', path: '/api/sessions/import', body: 'ndjson' },
-  forkSession: { method: 'POST', path: '/api/sessions/:sessionId/fork', query: OWNER, body: 'json' },
-  compact: { method: 'POST', path: '/api/sessions/:sessionId/compact', query: OWNER },
+  }),
+  importSession: route<Out<R['sessionCreated']>, string>()({
+    method: 'POST',
+    path: '/api/sessions/import',
+    body: 'ndjson',
+  }),
+  forkSession: route<Out<R['sessionCreated']>, In<typeof forkSchema>, Owner>()({
+    method: 'POST',
+    path: '/api/sessions/:sessionId/fork',
+    query: OWNER,
+    body: 'json',
+  }),
+  compact: route<Out<R['compacted']>, never, Owner>()({
+    method: 'POST',
+    path: '/api/sessions/:sessionId/compact',
+    query: OWNER,
+  }),
   /** The html of the MCP App kept with a tool call (a `toolResult` frame's `app.href`). */
-  toolApp: { method: 'GET', path: '/api/sessions/:sessionId/apps/:callId', query: OWNER, text: true },
+  toolApp: route<string, never, Owner>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/apps/:callId',
+    query: OWNER,
+    text: true,
+  }),
   /** That app calls a tool of its server (tool policy and approvals apply); answers once the call settled. */
-  appToolCall: { method: 'POST', path: '/api/sessions/:sessionId/apps/:callId/calls', query: OWNER, body: 'json' },
+  appToolCall: route<Out<R['appCall']>, In<typeof appCallSchema>, Owner>()({
+    method: 'POST',
+    path: '/api/sessions/:sessionId/apps/:callId/calls',
+    query: OWNER,
+    body: 'json',
+  }),
 
-  listQuestions: { method: 'GET', path: '/api/sessions/:sessionId/questions', query: OWNER },
-  answerQuestion: { method: 'POST', path: '/api/sessions/:sessionId/questions/:id', query: OWNER, body: 'json' },
-  listApprovals: { method: 'GET', path: '/api/sessions/:sessionId/approvals', query: OWNER },
-  answerApproval: {
+  listQuestions: route<Out<R['questions']>, never, Owner>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/questions',
+    query: OWNER,
+  }),
+  answerQuestion: route<Out<R['questionAnswered']>, ApprovalReply | ElicitationAnswer | ClientToolReply, Owner>()({
+    method: 'POST',
+    path: '/api/sessions/:sessionId/questions/:id',
+    query: OWNER,
+    body: 'json',
+  }),
+  listApprovals: route<Out<R['approvals']>, never, Owner>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/approvals',
+    query: OWNER,
+  }),
+  answerApproval: route<Out<R['approvalAnswered']>, ApprovalReply, Owner>()({
     method: 'POST',
     path: '/api/sessions/:sessionId/approvals/:callId',
     query: OWNER,
     body: 'json',
-  },
-  listElicitations: { method: 'GET', path: '/api/sessions/:sessionId/elicitations', query: OWNER },
-  answerElicitation: {
+  }),
+  listElicitations: route<Out<R['elicitations']>, never, Owner>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/elicitations',
+    query: OWNER,
+  }),
+  answerElicitation: route<Out<R['elicitationAnswered']>, ElicitationAnswer, Owner>()({
     method: 'POST',
     path: '/api/sessions/:sessionId/elicitations/:id',
     query: OWNER,
     body: 'json',
-  },
-  listClientTools: { method: 'GET', path: '/api/sessions/:sessionId/client-tools', query: OWNER },
-  answerClientTool: {
+  }),
+  listClientTools: route<Out<R['clientToolCalls']>, never, Owner>()({
+    method: 'GET',
+    path: '/api/sessions/:sessionId/client-tools',
+    query: OWNER,
+  }),
+  answerClientTool: route<Out<R['clientToolAnswered']>, ClientToolReply, Owner>()({
     method: 'POST',
     path: '/api/sessions/:sessionId/client-tools/:callId',
     query: OWNER,
     body: 'json',
-  },
+  }),
 
-  listServers: { method: 'GET', path: '/api/mcp/servers' },
-  connectServer: { method: 'POST', path: '/api/connect-server', body: 'json' },
-  connectA2aAgent: { method: 'POST', path: '/api/connect-a2a-agent', body: 'json' },
-  listTools: { method: 'GET', path: '/api/mcp/servers/:serverId/tools' },
-  executeTool: {
+  listServers: route<Out<R['servers']>>()({ method: 'GET', path: '/api/mcp/servers' }),
+  connectServer: route<Out<R['serverConnected']>, In<typeof connectSchema>>()({
+    method: 'POST',
+    path: '/api/connect-server',
+    body: 'json',
+  }),
+  connectA2aAgent: route<Out<R['serverConnected']>, In<typeof connectA2aSchema>>()({
+    method: 'POST',
+    path: '/api/connect-a2a-agent',
+    body: 'json',
+  }),
+  listTools: route<Out<R['tools']>>()({ method: 'GET', path: '/api/mcp/servers/:serverId/tools' }),
+  executeTool: route<Out<R['toolExecuted']>, In<typeof toolArgs>, In<typeof executeQuery>>()({
     method: 'POST',
     path: '/api/mcp/servers/:serverId/tools/:toolName/execute',
     query: ['progressSession', 'callId'],
     body: 'json',
-  },
-  removeServer: { method: 'DELETE', path: '/api/mcp/servers/:serverId' },
-  signInStatus: { method: 'GET', path: '/api/mcp/servers/:serverId/sign-in' },
-  signIn: { method: 'POST', path: '/api/mcp/servers/:serverId/sign-in' },
-  signOut: { method: 'DELETE', path: '/api/mcp/servers/:serverId/sign-in' },
-  restartServer: { method: 'POST', path: '/api/mcp/servers/:serverId/restart' },
-  listResources: { method: 'GET', path: '/api/mcp/servers/:serverId/resources' },
-  readResource: { method: 'GET', path: '/api/mcp/servers/:serverId/resources/read', query: ['uri'] },
-  subscribeResource: { method: 'POST', path: '/api/mcp/servers/:serverId/resources/subscribe', body: 'json' },
-  unsubscribeResource: { method: 'POST', path: '/api/mcp/servers/:serverId/resources/unsubscribe', body: 'json' },
-  listPrompts: { method: 'GET', path: '/api/mcp/servers/:serverId/prompts' },
-  getPrompt: { method: 'POST', path: '/api/mcp/servers/:serverId/prompts/:promptName/get', body: 'json' },
-  setRoots: { method: 'PUT', path: '/api/mcp/servers/:serverId/roots', body: 'json' },
+  }),
+  removeServer: route<Out<R['serverRemoved']>>()({ method: 'DELETE', path: '/api/mcp/servers/:serverId' }),
+  signInStatus: route<Out<R['signIn']>>()({ method: 'GET', path: '/api/mcp/servers/:serverId/sign-in' }),
+  signIn: route<Out<R['signIn']>>()({ method: 'POST', path: '/api/mcp/servers/:serverId/sign-in' }),
+  signOut: route<Out<R['signIn']>>()({ method: 'DELETE', path: '/api/mcp/servers/:serverId/sign-in' }),
+  restartServer: route<Out<R['serverConnected']>>()({ method: 'POST', path: '/api/mcp/servers/:serverId/restart' }),
+  listResources: route<Out<R['resources']>>()({ method: 'GET', path: '/api/mcp/servers/:serverId/resources' }),
+  readResource: route<Out<R['resourceRead']>, never, In<typeof uriBody>>()({
+    method: 'GET',
+    path: '/api/mcp/servers/:serverId/resources/read',
+    query: ['uri'],
+  }),
+  subscribeResource: route<Out<R['subscription']>, In<typeof uriBody>>()({
+    method: 'POST',
+    path: '/api/mcp/servers/:serverId/resources/subscribe',
+    body: 'json',
+  }),
+  unsubscribeResource: route<Out<R['subscription']>, In<typeof uriBody>>()({
+    method: 'POST',
+    path: '/api/mcp/servers/:serverId/resources/unsubscribe',
+    body: 'json',
+  }),
+  listPrompts: route<Out<R['prompts']>>()({ method: 'GET', path: '/api/mcp/servers/:serverId/prompts' }),
+  getPrompt: route<Out<R['prompt']>, In<typeof promptArgs>>()({
+    method: 'POST',
+    path: '/api/mcp/servers/:serverId/prompts/:promptName/get',
+    body: 'json',
+  }),
+  setRoots: route<Out<R['roots']>, In<typeof rootsBody>>()({
+    method: 'PUT',
+    path: '/api/mcp/servers/:serverId/roots',
+    body: 'json',
+  }),
 
-  createSchedule: { method: 'POST', path: '/api/schedules', body: 'json' },
-  listSchedules: { method: 'GET', path: '/api/schedules' },
-  getSchedule: { method: 'GET', path: '/api/schedules/:id', query: OWNER },
-  pauseSchedule: { method: 'PATCH', path: '/api/schedules/:id', query: OWNER, body: 'json' },
-  deleteSchedule: { method: 'DELETE', path: '/api/schedules/:id', query: OWNER },
-  scheduleRuns: { method: 'GET', path: '/api/schedules/:id/runs', query: ['owner', 'limit'] },
+  ...FEATURE_ROUTES,
 
-  memory: { method: 'GET', path: '/api/memory', query: ['owner', 'q', 'limit', 'after'] },
-  remember: { method: 'POST', path: '/api/memory', query: OWNER, body: 'json' },
-  eraseMemory: { method: 'DELETE', path: '/api/memory', query: OWNER },
-  confirmMemory: { method: 'POST', path: '/api/memory/confirm', query: OWNER, body: 'json' },
-  setProfile: { method: 'PUT', path: '/api/memory/profile', query: OWNER, body: 'json' },
-  exportMemory: { method: 'GET', path: '/api/memory/export', query: OWNER },
-  forget: { method: 'DELETE', path: '/api/memory/:id', query: OWNER },
-
-  addWebhook: { method: 'POST', path: '/api/webhooks', body: 'json' },
-  listWebhooks: { method: 'GET', path: '/api/webhooks' },
-  getWebhook: { method: 'GET', path: '/api/webhooks/:webhookId' },
-  deleteWebhook: { method: 'DELETE', path: '/api/webhooks/:webhookId' },
-  deliveries: { method: 'GET', path: '/api/webhooks/:webhookId/deliveries', query: ['limit'] },
-
-  usage: { method: 'GET', path: '/api/usage', query: ['principal', 'from', 'to', 'groupBy'] },
-} as const satisfies Record<string, RouteInfo>;
-
-export type RouteName = keyof typeof ROUTES;
-
-/**
- * The operations of the OpenAPI document the client has no method for, each with why: pages for a browser, and the
- * protocols with clients of their own. `client.request(method, path)` still reaches each one.
- */
-export const NOT_IN_CLIENT: Readonly<Record<string, string>> = {
+  // Left out on purpose, each with why.
   'GET /': 'the web console (a page)',
   'GET /console/{file}': "the console's files",
   'GET /console/apps/sandbox': "the console's MCP Apps sandbox proxy (a page for a frame)",
@@ -149,14 +237,21 @@ export const NOT_IN_CLIENT: Readonly<Record<string, string>> = {
   'POST /a2a/rest/tasks/{id}:subscribe': 'A2A HTTP+JSON: use an A2A client',
   'GET /a2a/rest/extendedAgentCard': 'A2A HTTP+JSON: use an A2A client',
   'POST /ag-ui': 'AG-UI runs: use an AG-UI client',
+} as const satisfies Record<string, TypedRoute<RouteInfo, unknown> | string>;
+
+type Operations = typeof OPERATIONS;
+type MethodName = { [K in keyof Operations]: Operations[K] extends string ? never : K }[keyof Operations];
+const entries: [string, unknown][] = Object.entries(OPERATIONS);
+
+/** The client's methods (`client.api.<name>`), by name: the routes of OPERATIONS. */
+export const ROUTES = Object.fromEntries(entries.filter(([, o]) => typeof o !== 'string')) as {
+  [K in MethodName]: Operations[K];
 };
+export type RouteName = keyof typeof ROUTES;
+/** What each method takes and answers. */
+export type RouteTypes = { [K in RouteName]: IoOf<(typeof ROUTES)[K]> };
 
-/** The path parameter names of a route path (`/a/:b/c/:d` → `b | d`). */
-export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
-  ? Name | PathParams<`/${Rest}`>
-  : P extends `${string}:${infer Name}`
-    ? Name
-    : never;
-
-/** The path parameter names of `path`, in order. */
-export const pathParamsOf = (path: string): string[] => [...path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '');
+/** The operations the client has no method for, each with why: the strings of OPERATIONS. */
+export const NOT_IN_CLIENT: Readonly<Record<string, string>> = Object.fromEntries(
+  entries.filter((e): e is [string, string] => typeof e[1] === 'string'),
+);

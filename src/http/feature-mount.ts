@@ -1,6 +1,7 @@
 /**
- * The mount a feature (schedules, memory, webhooks) plugs into the service with, as a face does with FaceMount, and
- * the route kit its REST routes are written with. createApp lists the features; `src/http` imports none of them.
+ * A feature (schedules, memory, webhooks, spend, A2A push) as the service hosts it: its definition (`Feature`, which
+ * its folder's `feature/index.ts` exports), the mount it builds (`FeatureMount`, as a face has FaceMount), and the
+ * route kit its REST routes are written with. createApp lists the features; `src/http` imports none of them.
  * Contracts of a mount (every part optional):
  * - `routes()`: its REST routes, put in the route table (and the OpenAPI document) in the order the features are
  *   listed, after the agent's own and before the faces'.
@@ -24,6 +25,25 @@ export interface FeatureMount {
   close?(): Promise<void> | void;
   reactions?: readonly Reaction[];
 }
+
+/**
+ * A feature as createApp lists it (fastify-plugin's `name` and `dependencies`). createApp builds the features once each,
+ * a feature only after those it `needs`, and hands each one:
+ * - `given`: what createApp gives every feature, the agent file (`config`) and its shared ports (bus, record store,
+ *   clock, log, metrics, turn follower, ...); a feature declares the part it reads.
+ * - `needed`: the `port` of each feature it needs, by name. A need that is not listed, or needs that go round in a
+ *   circle, stop the start-up with an error naming them (src/app/features.ts).
+ * `build` returns its `mount` (absent: nothing to mount) and its `port`: what other features and createApp reach it
+ * by (the agent's MemoryPort, the spend gate, the webhooks' outbox).
+ */
+export interface Feature<Name extends string, Given, Port = undefined, Needs extends object = Record<never, never>> {
+  readonly name: Name;
+  readonly needs?: readonly (keyof Needs & string)[];
+  build(given: Given, needed: Needs): Built<Port>;
+}
+
+/** What a feature's `build` returns (`port` may be left out when it may be undefined). */
+export type Built<Port> = { mount?: FeatureMount } & (undefined extends Port ? { port?: Port } : { port: Port });
 
 export { defineRoute, type Route } from './route.ts';
 export { parseInput } from './validate.ts';

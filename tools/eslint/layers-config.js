@@ -61,6 +61,7 @@ const APP_PARTS_USES = [
   'memoryFeature',
   'webhooksFeature',
   'spendFeature',
+  'a2aPushFeature',
 ];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
@@ -204,19 +205,27 @@ export const LAYERS = {
         'httpEngine',
       ],
     },
-    // The features as the service mounts them (src/http/feature-mount.ts): each one's REST routes and lifecycle,
-    // above the front end's kit; `http` imports none of them.
+    // The features as the service hosts them (src/http/feature-mount.ts): each one built from the agent file and the
+    // ports createApp hands it (`feature/index.ts`), its REST routes, lifecycle and reactions (its mount), above the
+    // front end's kit; `http` imports none of them.
     schedulesFeature: {
       path: 'src/schedules/feature',
-      uses: [...LEAVES, 'config', 'auth', 'bus', 'http', 'schedules'],
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'store', 'http', 'schedules'],
     },
-    memoryFeature: { path: 'src/memory/feature', uses: [...LEAVES, 'config', 'auth', 'bus', 'http', 'memory'] },
+    // Memory's feature builds the agent's MemoryPort (the agent imports nothing of src/memory) and its embeddings.
+    memoryFeature: {
+      path: 'src/memory/feature',
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'store', 'agent', 'http', 'memory'],
+    },
     webhooksFeature: {
       path: 'src/webhooks/feature',
-      uses: [...LEAVES, 'config', 'bus', 'http', 'webhooks', 'webhooksMessages'],
+      uses: [...LEAVES, 'config', 'bus', 'store', 'http', 'webhooks', 'webhooksMessages'],
     },
-    // The usage report (GET /api/usage) over the spend ledger.
-    spendFeature: { path: 'src/spend/feature', uses: [...LEAVES, 'config', 'auth', 'http', 'memory', 'spend'] },
+    // The spend ledger and the budget gate (the agent's SpendPort), and the usage report (GET /api/usage) over it.
+    spendFeature: {
+      path: 'src/spend/feature',
+      uses: [...LEAVES, 'config', 'auth', 'store', 'agent', 'http', 'memory', 'spend'],
+    },
     // The faces: each mounts on the front end through the endpoint kit of `http` (src/http/face-endpoint.ts), which
     // imports no face. The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...FACE_USES, 'toolsMessages'] },
@@ -228,6 +237,8 @@ export const LAYERS = {
       path: 'src/a2a-face/push',
       uses: [...LEAVES, 'config', 'bus', 'store', 'redis', 'auth', 'agent', 'toolsSpawn', 'webhooks', 'a2aFace'],
     },
+    // A2A push as a feature: built beside the webhooks it needs (their outbox and dispatcher), its reaction in its mount.
+    a2aPushFeature: { path: 'src/a2a-face/push/feature', uses: [...LEAVES, 'http', 'webhooks', 'a2aPush'] },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
     agUiFace: { path: 'src/ag-ui-face', uses: [...FACE_USES, 'toolsMessages'] },
     // What createApp is given and returns (types.ts), its metrics and traces (observability.ts), its cluster (cluster.ts).
