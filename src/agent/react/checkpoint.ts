@@ -14,31 +14,42 @@ type Seqs = Record<string, number>;
 /** Conditioned writes tried before a write fails (each mismatch reads the newer checkpoint first). */
 const WRITE_ATTEMPTS = 5;
 
-export function sessionCheckpoint(checkpoints: records.Collection<{ seqs: Seqs }>, sessionId: string) {
+export const sessionCheckpoint = (checkpoints: records.Collection<{ seqs: Seqs }>, sessionId: string) =>
+  new SessionCheckpoint(checkpoints, sessionId);
+
+/** One per session; its methods are on the prototype. */
+export class SessionCheckpoint {
   /** The version last read or written (0: none kept), and the seqs it holds. */
-  let version = 0;
-  let written = '';
-  async function read(): Promise<Seqs | undefined> {
-    const kept = await checkpoints.get(sessionId);
-    version = kept?.version ?? 0;
-    written = kept ? JSON.stringify(kept.value.seqs) : '';
+  private version = 0;
+  private written = '';
+  private readonly checkpoints: records.Collection<{ seqs: Seqs }>;
+  private readonly sessionId: string;
+
+  constructor(checkpoints: records.Collection<{ seqs: Seqs }>, sessionId: string) {
+    this.checkpoints = checkpoints;
+    this.sessionId = sessionId;
+  }
+
+  /** The kept seqs, if any; the next write is conditioned on their version. */
+  async read(): Promise<Seqs | undefined> {
+    const kept = await this.checkpoints.get(this.sessionId);
+    this.version = kept?.version ?? 0;
+    this.written = kept ? JSON.stringify(kept.value.seqs) : '';
     return kept?.value.seqs;
   }
-  return {
-    /** The kept seqs, if any; the next write is conditioned on their version. */
-    read,
-    /** Writes `seqs` unless they are what is kept; true when it wrote. Rejects when the checkpoint kept changing. */
-    async write(seqs: Seqs): Promise<boolean> {
-      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-        const value = JSON.stringify(seqs);
-        if (value === written || value === '{}') return false;
-        if (await checkpoints.put(sessionId, { seqs: { ...seqs } }, { ifVersion: version })) {
-          [written, version] = [value, version + 1];
-          return true;
-        }
-        for (const [name, seq] of Object.entries((await read()) ?? {})) if (seq > (seqs[name] ?? 0)) seqs[name] = seq;
+
+  /** Writes `seqs` unless they are what is kept; true when it wrote. Rejects when the checkpoint kept changing. */
+  async write(seqs: Seqs): Promise<boolean> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const value = JSON.stringify(seqs);
+      if (value === this.written || value === '{}') return false;
+      if (await this.checkpoints.put(this.sessionId, { seqs: { ...seqs } }, { ifVersion: this.version })) {
+        [this.written, this.version] = [value, this.version + 1];
+        return true;
       }
-      throw new Error(`the reactions' checkpoint of ${sessionId} kept changing under its write`);
-    },
-  };
+      for (const [name, seq] of Object.entries((await this.read()) ?? {}))
+        if (seq > (seqs[name] ?? 0)) seqs[name] = seq;
+    }
+    throw new Error(`the reactions' checkpoint of ${this.sessionId} kept changing under its write`);
+  }
 }

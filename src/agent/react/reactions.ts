@@ -27,7 +27,7 @@ import { z } from 'zod';
 import type { Logger } from '../../log/index.ts';
 import { records, type StoreEvent, type StoredEvent } from '../../store/index.ts';
 import type { SessionStoredEvent } from '../frames.ts';
-import { checkpointSchema, sessionCheckpoint } from './checkpoint.ts';
+import { checkpointSchema, sessionCheckpoint, type SessionCheckpoint } from './checkpoint.ts';
 
 export interface Reaction {
   /** Names its checkpoint: keep it across releases. */
@@ -87,6 +87,13 @@ export interface ReactionsDeps {
   now: () => number;
 }
 
+/** What every session's reactions share (one per service). */
+interface Shared extends ReactionsDeps {
+  checkpoints: records.Collection<{ seqs: Record<string, number> }>;
+  /** When reactions came to this medium (see `createReactions`). */
+  reactionsStart(at?: number): Promise<number>;
+}
+
 export function createReactions(deps: ReactionsDeps) {
   const { reactions, log } = deps;
   const checkpoints = records.collection(deps.records, { ns: CHECKPOINTS, schema: checkpointSchema, log });
@@ -101,115 +108,143 @@ export function createReactions(deps: ReactionsDeps) {
     startedAt.catch(() => (startedAt = undefined)); // asked again next time
     return startedAt;
   };
-
-  function forSession(sessionId: string): SessionReactions {
-    /** Each reaction's last handled seq, and what was last written. */
-    const seqs: Record<string, number> = {};
-    /** Reactions that failed a fact since the session opened: they handle nothing more until it opens again. */
-    const stuck = new Set<string>();
-    const checkpoint = sessionCheckpoint(checkpoints, sessionId);
-    /** When the checkpoint was last written (0: not by this open). */
-    let writtenAt = 0;
-    let acted = false;
-    let chain: Promise<void> = Promise.resolve();
-    const queue = (work: () => Promise<void>) => {
-      chain = chain.then(work).catch((err: unknown) => log.error({ err, sessionId }, 'reactions: a step failed'));
-    };
-    const handleOne = async (s: SessionStoredEvent) => {
-      for (const r of reactions) {
-        if (stuck.has(r.name) || (seqs[r.name] ?? 0) >= s.seq) continue;
-        try {
-          if (await r.handle(s)) acted = true;
-          seqs[r.name] = s.seq;
-        } catch (err) {
-          log.error(
-            { err, sessionId, reaction: r.name, seq: s.seq },
-            'reactions: a fact was not handled; retried at the next open',
-          );
-          seqs[r.name] = Math.min(seqs[r.name] ?? 0, s.seq - 1);
-          stuck.add(r.name);
-        }
-      }
-    };
-    const write = async () => {
-      if (await checkpoint.write(seqs)) [writtenAt, acted] = [deps.now(), false];
-    };
-    /** Reads the session's log after a seq (from `catchUp`): what a retry reads. */
-    let readLog: OpenedLog['read'] | undefined;
-    /** Hands on again, from the log, the facts before seq `until` that the stuck reactions did not handle. */
-    const unstick = async (until: number) => {
-      if (stuck.size === 0 || !readLog) return;
-      const since = Math.min(...[...stuck].map((name) => seqs[name] ?? 0));
-      stuck.clear();
-      try {
-        const facts = (await readLog(since)) as SessionStoredEvent[];
-        for (const s of facts) if (s.seq < until) await handleOne(s);
-      } catch (err) {
-        log.error({ err, sessionId }, 'reactions: the log could not be read to try a failed fact again');
-        for (const r of reactions) if ((seqs[r.name] ?? 0) < until - 1) stuck.add(r.name);
-      }
-    };
-    /** Waits until the chain stops growing: a fact handed on while waiting (the one just stored) is waited for too. */
-    async function settled(): Promise<boolean> {
-      for (let seen = chain; ; seen = chain) {
-        await seen;
-        if (seen === chain) return stuck.size === 0;
-      }
-    }
-    return {
-      catchUp(opened) {
-        if (reactions.length === 0) return;
-        readLog = opened.read;
-        const { lastSeq } = opened;
-        queue(async () => {
-          const kept = await checkpoint.read();
-          // A reaction the checkpoint does not name yet starts now; with no checkpoint, at the reactions' start.
-          for (const r of reactions) seqs[r.name] = kept ? (kept[r.name] ?? lastSeq) : 0;
-          const since = Math.min(...reactions.map((r) => seqs[r.name] ?? 0));
-          if (since >= lastSeq) return;
-          let facts = kept ? await factsAfter(opened, since) : opened.loaded;
-          if (!kept) {
-            const start = await reactionsStart();
-            facts = facts.filter((f) => Date.parse(f.ts) >= start);
-            const before = (facts[0]?.seq ?? lastSeq + 1) - 1; // what came before the start is not news
-            for (const r of reactions) seqs[r.name] = before;
-          }
-          for (const s of facts) await handleOne(s);
-          if (acted) await write();
-        });
-      },
-      stored(s) {
-        if (reactions.length === 0) return;
-        queue(async () => {
-          try {
-            await reactionsStart(Date.parse(s.ts)); // recorded (once per medium) with the first fact it covers
-          } catch (err) {
-            log.error(
-              { err, sessionId, seq: s.seq },
-              'reactions: the medium cannot be written; retried at the next open',
-            );
-            for (const r of reactions) stuck.add(r.name);
-            return;
-          }
-          await unstick(s.seq);
-          await handleOne(s);
-          if (acted && endsTurn(s) && deps.now() - writtenAt >= CHECKPOINT_EVERY_MS) await write();
-        });
-      },
-      settled,
-      retry: () => queue(() => unstick(Infinity)),
-      async close() {
-        queue(write);
-        await settled();
-      },
-    };
-  }
+  const shared: Shared = { ...deps, checkpoints, reactionsStart };
 
   return {
-    forSession,
+    forSession: (sessionId: string): SessionReactions => new ReactionsOfSession(shared, sessionId),
     /** The session was deleted: its checkpoint goes with it. */
     forget: (sessionId: string): Promise<boolean> =>
       reactions.length === 0 ? Promise.resolve(false) : checkpoints.delete(sessionId),
   };
 }
 export type Reactions = ReturnType<typeof createReactions>;
+
+/** One session's side of the reactions: its state in fields, its methods on the prototype. */
+class ReactionsOfSession implements SessionReactions {
+  /** Each reaction's last handled seq, and what was last written. */
+  private readonly seqs: Record<string, number> = {};
+  /** Reactions that failed a fact since the session opened: they handle nothing more until it opens again. */
+  private readonly stuck = new Set<string>();
+  private readonly checkpoint: SessionCheckpoint;
+  /** When the checkpoint was last written (0: not by this open). */
+  private writtenAt = 0;
+  private acted = false;
+  private chain: Promise<void> = Promise.resolve();
+  /** Reads the session's log after a seq (from `catchUp`): what a retry reads. */
+  private readLog: OpenedLog['read'] | undefined = undefined;
+  private readonly shared: Shared;
+  private readonly sessionId: string;
+
+  constructor(shared: Shared, sessionId: string) {
+    this.shared = shared;
+    this.sessionId = sessionId;
+    this.checkpoint = sessionCheckpoint(shared.checkpoints, sessionId);
+  }
+
+  catchUp(opened: OpenedLog): void {
+    const { reactions } = this.shared;
+    if (reactions.length === 0) return;
+    this.readLog = opened.read;
+    const { lastSeq } = opened;
+    const seqs = this.seqs;
+    this.queue(async () => {
+      const kept = await this.checkpoint.read();
+      // A reaction the checkpoint does not name yet starts now; with no checkpoint, at the reactions' start.
+      for (const r of reactions) seqs[r.name] = kept ? (kept[r.name] ?? lastSeq) : 0;
+      const since = Math.min(...reactions.map((r) => seqs[r.name] ?? 0));
+      if (since >= lastSeq) return;
+      let facts = kept ? await factsAfter(opened, since) : opened.loaded;
+      if (!kept) {
+        const start = await this.shared.reactionsStart();
+        facts = facts.filter((f) => Date.parse(f.ts) >= start);
+        const before = (facts[0]?.seq ?? lastSeq + 1) - 1; // what came before the start is not news
+        for (const r of reactions) seqs[r.name] = before;
+      }
+      for (const s of facts) await this.handleOne(s);
+      if (this.acted) await this.write();
+    });
+  }
+
+  stored(s: SessionStoredEvent): void {
+    const { reactions, log, now } = this.shared;
+    if (reactions.length === 0) return;
+    this.queue(async () => {
+      try {
+        await this.shared.reactionsStart(Date.parse(s.ts)); // recorded (once per medium) with the first fact it covers
+      } catch (err) {
+        log.error(
+          { err, sessionId: this.sessionId, seq: s.seq },
+          'reactions: the medium cannot be written; retried at the next open',
+        );
+        for (const r of reactions) this.stuck.add(r.name);
+        return;
+      }
+      await this.unstick(s.seq);
+      await this.handleOne(s);
+      if (this.acted && endsTurn(s) && now() - this.writtenAt >= CHECKPOINT_EVERY_MS) await this.write();
+    });
+  }
+
+  /** Waits until the chain stops growing: a fact handed on while waiting (the one just stored) is waited for too. */
+  async settled(): Promise<boolean> {
+    for (let seen = this.chain; ; seen = this.chain) {
+      await seen;
+      if (seen === this.chain) return this.stuck.size === 0;
+    }
+  }
+
+  retry(): void {
+    this.queue(() => this.unstick(Infinity));
+  }
+
+  async close(): Promise<void> {
+    this.queue(() => this.write());
+    await this.settled();
+  }
+
+  private queue(work: () => Promise<void>): void {
+    this.chain = this.chain
+      .then(work)
+      .catch((err: unknown) => this.shared.log.error({ err, sessionId: this.sessionId }, 'reactions: a step failed'));
+  }
+
+  private async handleOne(s: SessionStoredEvent): Promise<void> {
+    const { seqs, stuck } = this;
+    for (const r of this.shared.reactions) {
+      if (stuck.has(r.name) || (seqs[r.name] ?? 0) >= s.seq) continue;
+      try {
+        if (await r.handle(s)) this.acted = true;
+        seqs[r.name] = s.seq;
+      } catch (err) {
+        this.shared.log.error(
+          { err, sessionId: this.sessionId, reaction: r.name, seq: s.seq },
+          'reactions: a fact was not handled; retried at the next open',
+        );
+        seqs[r.name] = Math.min(seqs[r.name] ?? 0, s.seq - 1);
+        stuck.add(r.name);
+      }
+    }
+  }
+
+  private async write(): Promise<void> {
+    if (await this.checkpoint.write(this.seqs)) [this.writtenAt, this.acted] = [this.shared.now(), false];
+  }
+
+  /** Hands on again, from the log, the facts before seq `until` that the stuck reactions did not handle. */
+  private async unstick(until: number): Promise<void> {
+    const { stuck, seqs, readLog } = this;
+    if (stuck.size === 0 || !readLog) return;
+    const since = Math.min(...[...stuck].map((name) => seqs[name] ?? 0));
+    stuck.clear();
+    try {
+      const facts = (await readLog(since)) as SessionStoredEvent[];
+      for (const s of facts) if (s.seq < until) await this.handleOne(s);
+    } catch (err) {
+      this.shared.log.error(
+        { err, sessionId: this.sessionId },
+        'reactions: the log could not be read to try a failed fact again',
+      );
+      for (const r of this.shared.reactions) if ((seqs[r.name] ?? 0) < until - 1) stuck.add(r.name);
+    }
+  }
+}

@@ -40,102 +40,128 @@ export interface Outcomes {
   compact: Promise<SessionStoredEvent | undefined>;
 }
 
+type Deps = Pick<SessionDeps, 'clock' | 'validate' | 'maxResultBytes' | 'spend'>;
+
 type CarryOut = {
-  [T in Decision['type']]: (decision: Extract<Decision, { type: T }>, command: HandledCommand) => unknown;
+  [T in Decision['type']]: (
+    h: SessionHandler,
+    decision: Extract<Decision, { type: T }>,
+    command: HandledCommand,
+  ) => unknown;
 };
 
-export function createHandler(
-  w: SessionWiring,
-  deps: Pick<SessionDeps, 'clock' | 'validate' | 'maxResultBytes' | 'spend'>,
-) {
-  const { sessionId, actor, life } = w;
-  const snapshot = () => actor.getSnapshot();
-  const held = () => new Set(questionsOf(snapshot().children).map((q) => q.id));
-  const live = (): Live => ({
-    closedBy: life.closedBy,
-    queue: snapshot().context.queue,
-    running: snapshot().matches('busy'),
-    busy: !snapshot().matches('idle'),
-    held: held(),
-    validate: deps.validate,
-    maxResultBytes: deps.maxResultBytes,
-    budgetAnsweredBy: deps.spend?.answeredBy ?? 'admin',
-  });
-  const notStored = (err: unknown) =>
-    isOutboxClosed(err) ? closedError(sessionId, life.closedBy ?? 'closed') : storageFailure('message', err);
-  const messageOf = (command: HandledCommand) => (command as Extract<SessionCommand, { type: 'send' }>).message;
-  const correlationOf = (command: HandledCommand) => command.correlationId ?? sessionId;
+const messageOf = (command: HandledCommand) => (command as Extract<SessionCommand, { type: 'send' }>).message;
 
-  const carryOut: CarryOut = {
-    duplicate: ({ turnId, queued }) => Promise.resolve({ turnId, queued, duplicate: true }),
-    start(_, command) {
-      const message = messageOf(command);
-      const { turnId } = message;
-      const started = new Promise<SendOutcome>((resolve, reject) =>
-        w.starting.set(turnId, {
-          resolve: () => resolve({ turnId, queued: false }),
-          reject: (e) => reject(notStored(e)),
-        }),
-      );
-      actor.send({ type: 'MESSAGE', message });
-      return started;
-    },
-    queue({ event }, command) {
-      const message = messageOf(command);
-      actor.send({ type: 'MESSAGE', message });
-      return new Promise((resolve, reject) =>
-        w.output.record(
-          { correlationId: message.correlationId },
-          event,
-          () => resolve({ turnId: message.turnId, queued: true }),
-          (err) => {
-            actor.send({ type: 'WITHDRAW', turnId: message.turnId });
-            reject(notStored(err));
-          },
-        ),
-      );
-    },
-    appCall({ message }) {
-      const queued = !snapshot().matches('idle') || snapshot().context.queue.length > 0;
-      actor.send({ type: 'MESSAGE', message });
-      return { queued };
-    },
-    answer({ question, answer }, command) {
-      const answering = command as Extract<SessionCommand, { type: 'answer' }>;
-      w.answered.note(answering);
-      actor.send({ type: 'ANSWER', id: answering.id, answer, by: answering.by });
-      return question;
-    },
-    cancel: () => (actor.send({ type: 'CANCEL' }), true),
-    ignore: () => false,
-    reset(_, command) {
-      actor.send({ type: 'DISCARD', reason: 'reset' });
-      return new Promise<number>((resolve, reject) =>
-        w.output.record(
-          { correlationId: correlationOf(command) },
-          { v: EVENT_VERSION, type: 'reset' },
-          (s) => resolve(s.seq),
-          (err) => reject(storageFailure('reset', err)),
-        ),
-      );
-    },
-    compact(_, command) {
-      const correlationId = correlationOf(command);
-      const done = w.compactions.wait(correlationId);
-      actor.send({ type: 'COMPACT', correlationId });
-      return done;
-    },
-  };
+/** One row per decision type, shared by every session (each row is given the session's handler). */
+const carryOut: CarryOut = {
+  duplicate: (_, { turnId, queued }) => Promise.resolve({ turnId, queued, duplicate: true }),
+  start(h, _, command) {
+    const message = messageOf(command);
+    const { turnId } = message;
+    const started = new Promise<SendOutcome>((resolve, reject) =>
+      h.w.starting.set(turnId, {
+        resolve: () => resolve({ turnId, queued: false }),
+        reject: (e) => reject(h.notStored(e)),
+      }),
+    );
+    h.w.actor.send({ type: 'MESSAGE', message });
+    return started;
+  },
+  queue(h, { event }, command) {
+    const message = messageOf(command);
+    h.w.actor.send({ type: 'MESSAGE', message });
+    return new Promise((resolve, reject) =>
+      h.w.output.record(
+        { correlationId: message.correlationId },
+        event,
+        () => resolve({ turnId: message.turnId, queued: true }),
+        (err) => {
+          h.w.actor.send({ type: 'WITHDRAW', turnId: message.turnId });
+          reject(h.notStored(err));
+        },
+      ),
+    );
+  },
+  appCall(h, { message }) {
+    const snapshot = h.w.actor.getSnapshot();
+    const queued = !snapshot.matches('idle') || snapshot.context.queue.length > 0;
+    h.w.actor.send({ type: 'MESSAGE', message });
+    return { queued };
+  },
+  answer(h, { question, answer }, command) {
+    const answering = command as Extract<SessionCommand, { type: 'answer' }>;
+    h.w.answered.note(answering);
+    h.w.actor.send({ type: 'ANSWER', id: answering.id, answer, by: answering.by });
+    return question;
+  },
+  cancel: (h) => (h.w.actor.send({ type: 'CANCEL' }), true),
+  ignore: () => false,
+  reset(h, _, command) {
+    h.w.actor.send({ type: 'DISCARD', reason: 'reset' });
+    return new Promise<number>((resolve, reject) =>
+      h.w.output.record(
+        { correlationId: h.correlationOf(command) },
+        { v: EVENT_VERSION, type: 'reset' },
+        (s) => resolve(s.seq),
+        (err) => reject(storageFailure('reset', err)),
+      ),
+    );
+  },
+  compact(h, _, command) {
+    const correlationId = h.correlationOf(command);
+    const done = h.w.compactions.wait(correlationId);
+    h.w.actor.send({ type: 'COMPACT', correlationId });
+    return done;
+  },
+};
 
-  return {
-    live,
-    held,
-    /** Decides `command` against the session's state and carries the decision out (see the contracts). */
-    handle: <C extends HandledCommand>(command: C): Outcomes[C['type']] => {
-      const decision = decide(command, w.state, live());
-      life.lastActive = deps.clock.now();
-      const run = carryOut[decision.type] as (d: Decision, c: HandledCommand) => unknown;
-      return run(decision, command) as Outcomes[C['type']]; // each command's decisions answer its own outcome
-    },
-  };
+export const createHandler = (w: SessionWiring, deps: Deps): SessionHandler => new SessionHandler(w, deps);
+
+/** One per session; its methods are on the prototype (a session holds no closures for them). */
+export class SessionHandler {
+  readonly w: SessionWiring;
+  private readonly deps: Deps;
+
+  constructor(w: SessionWiring, deps: Deps) {
+    this.w = w;
+    this.deps = deps;
+  }
+
+  /** The ids of the questions the running turn holds. */
+  held(): Set<string> {
+    return new Set(questionsOf(this.w.actor.getSnapshot().children).map((q) => q.id));
+  }
+
+  live(): Live {
+    const snapshot = this.w.actor.getSnapshot();
+    return {
+      closedBy: this.w.life.closedBy,
+      queue: snapshot.context.queue,
+      running: snapshot.matches('busy'),
+      busy: !snapshot.matches('idle'),
+      held: this.held(),
+      validate: this.deps.validate,
+      maxResultBytes: this.deps.maxResultBytes,
+      budgetAnsweredBy: this.deps.spend?.answeredBy ?? 'admin',
+    };
+  }
+
+  /** A message's refusal when its fact could not be stored (or the session closed first). */
+  notStored(err: unknown): Error {
+    return isOutboxClosed(err)
+      ? closedError(this.w.sessionId, this.w.life.closedBy ?? 'closed')
+      : storageFailure('message', err);
+  }
+
+  correlationOf(command: HandledCommand): string {
+    return command.correlationId ?? this.w.sessionId;
+  }
+
+  /** Decides `command` against the session's state and carries the decision out (see the contracts). */
+  handle<C extends HandledCommand>(command: C): Outcomes[C['type']] {
+    const decision = decide(command, this.w.state, this.live());
+    this.w.life.lastActive = this.deps.clock.now();
+    const run = carryOut[decision.type] as (h: SessionHandler, d: Decision, c: HandledCommand) => unknown;
+    return run(this, decision, command) as Outcomes[C['type']]; // each command's decisions answer its own outcome
+  }
 }

@@ -13,33 +13,47 @@
  *   logs a failure): a mark that was not written leaves its turn to be resumed when its session is next used.
  * - Without a writer (turns do not resume) nothing is written and `ready()` is resolved.
  */
-export function createOpenMark(write: ((open: boolean) => Promise<void>) | undefined) {
-  let marked = false;
-  let last: Promise<void> = Promise.resolve();
+export const createOpenMark = (write: ((open: boolean) => Promise<void>) | undefined): OpenMark => new OpenMark(write);
+
+/** One per session; its methods are on the prototype. */
+export class OpenMark {
+  private marked = false;
+  private last: Promise<void> = Promise.resolve();
   /** Counts opens: a close waiting for `after` lets go of the mark only if no turn opened meanwhile. */
-  let opens = 0;
-  const put = (open: boolean): Promise<void> | undefined => {
-    marked = open;
-    if (!write) return undefined;
-    last = write(open);
-    return last;
-  };
-  return {
-    /** `beside`: given the write when there is one (the outbox's gate, passed once the facts beside it are stored). */
-    open: (beside?: (write: Promise<void>) => Promise<void>): void => {
-      opens++;
-      const writing = marked ? undefined : put(true);
-      if (writing && beside) last = beside(writing);
-    },
-    close: (after?: Promise<boolean>): void => {
-      if (!after) return void (marked && put(false));
-      const at = opens;
-      void after.then((caughtUp) => {
-        if (caughtUp && opens === at && marked) void put(false);
-      });
-    },
-    sync: (open: boolean): void => void put(open),
-    ready: (): Promise<void> => last,
-  };
+  private opens = 0;
+  private readonly write: ((open: boolean) => Promise<void>) | undefined;
+
+  constructor(write: ((open: boolean) => Promise<void>) | undefined) {
+    this.write = write;
+  }
+
+  /** `beside`: given the write when there is one (the outbox's gate, passed once the facts beside it are stored). */
+  open(beside?: (write: Promise<void>) => Promise<void>): void {
+    this.opens++;
+    const writing = this.marked ? undefined : this.put(true);
+    if (writing && beside) this.last = beside(writing);
+  }
+
+  close(after?: Promise<boolean>): void {
+    if (!after) return void (this.marked && this.put(false));
+    const at = this.opens;
+    void after.then((caughtUp) => {
+      if (caughtUp && this.opens === at && this.marked) void this.put(false);
+    });
+  }
+
+  sync(open: boolean): void {
+    void this.put(open);
+  }
+
+  ready(): Promise<void> {
+    return this.last;
+  }
+
+  private put(open: boolean): Promise<void> | undefined {
+    this.marked = open;
+    if (!this.write) return undefined;
+    this.last = this.write(open);
+    return this.last;
+  }
 }
-export type OpenMark = ReturnType<typeof createOpenMark>;

@@ -70,13 +70,13 @@ export const turnOf = (item: Item): string | undefined =>
   'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : 'run' in item ? item.turnId : undefined;
 
 /** Runs a callback, logging what it throws: no callback stops the outbox. */
-export const safelyFor = (log: Logger, sessionId: string) => (what: string, fn: () => void) => {
+export function safely(log: Logger, sessionId: string, what: string, fn: () => void): void {
   try {
     fn();
   } catch (err) {
     log.error({ err, sessionId }, `agent outbox: ${what} threw`);
   }
-};
+}
 
 /** Appends `batch`'s events (none: nothing) while `gates` settle; resolves with the stored events once all is done. */
 export function appendBeside(
@@ -113,49 +113,55 @@ export function batchFrom(items: Item[], from: number, live: (item: Item) => boo
  * Whether the outbox is closed, and why (`by`: undefined while open); what a closed one does with an item it will
  * never write (`drop`); a batch the store did not take (`failed`: its items fail; refused for the fence, the outbox
  * closes, logs it and tells `onFenced` once, and they fail as dropped items do). `failures` counts failed batches.
+ * One per outbox; its methods are on the prototype (a session holds no closures for them).
  */
-export function closing(opts: OutboxOptions, safely: ReturnType<typeof safelyFor>) {
-  const { sessionId, log } = opts;
-  let by: string | undefined;
-  let failures = 0;
-  const error = () => closedError(sessionId, by ?? 'closed');
-  const fenced = (err: unknown): unknown => {
-    if (by === undefined) {
-      by = 'fenced';
+export class OutboxClosing {
+  by: string | undefined = undefined;
+  failures = 0;
+  private readonly opts: OutboxOptions;
+
+  constructor(opts: OutboxOptions) {
+    this.opts = opts;
+  }
+
+  close(reason: string): void {
+    this.by ??= reason;
+  }
+
+  error(): AppError {
+    return closedError(this.opts.sessionId, this.by ?? 'closed');
+  }
+
+  /** A durable item that will never be written: told through its `failed`; a gate passes, a confirmation fails. */
+  drop(item: Item): void {
+    if ('gate' in item) return item.passed();
+    if ('readBack' in item) return item.readBack();
+    if ('dropped' in item) return item.dropped?.(this.error());
+    if (!('event' in item)) return;
+    const { log, sessionId } = this.opts;
+    log.debug({ sessionId, type: item.event.type, reason: this.by }, 'agent outbox: closed, event not stored');
+    const err = this.error();
+    if (item.failed) safely(log, sessionId, 'failure callback', () => item.failed?.(err));
+  }
+
+  failed(err: unknown, batch: readonly Durable[]): void {
+    const { log, sessionId } = this.opts;
+    this.failures++;
+    const failure = isFenced(err) ? this.fenced(err) : err;
+    if (failure === err) log.error({ err, sessionId, events: batch.length }, 'could not store session events');
+    for (const b of batch) if (b.failed) safely(log, sessionId, 'failure callback', () => b.failed?.(failure));
+  }
+
+  private fenced(err: unknown): unknown {
+    const { log, sessionId, onFenced } = this.opts;
+    if (this.by === undefined) {
+      this.by = 'fenced';
       log.warn(
-        { err, sessionId, fence: opts.fence },
+        { err, sessionId, fence: this.opts.fence },
         'session taken over by another instance: its turn is dropped here',
       );
-      if (opts.onFenced) safely('fenced callback', opts.onFenced);
+      if (onFenced) safely(log, sessionId, 'fenced callback', onFenced);
     }
-    return error();
-  };
-  return {
-    get by() {
-      return by;
-    },
-    get failures() {
-      return failures;
-    },
-    close(reason: string): void {
-      by ??= reason;
-    },
-    error,
-    /** A durable item that will never be written: told through its `failed`; a gate passes, a confirmation fails. */
-    drop(item: Item): void {
-      if ('gate' in item) return item.passed();
-      if ('readBack' in item) return item.readBack();
-      if ('dropped' in item) return item.dropped?.(error());
-      if (!('event' in item)) return;
-      log.debug({ sessionId, type: item.event.type, reason: by }, 'agent outbox: closed, event not stored');
-      const err = error();
-      if (item.failed) safely('failure callback', () => item.failed?.(err));
-    },
-    failed(err: unknown, batch: readonly Durable[]): void {
-      failures++;
-      const failure = isFenced(err) ? fenced(err) : err;
-      if (failure === err) log.error({ err, sessionId, events: batch.length }, 'could not store session events');
-      for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(failure));
-    },
-  };
+    return this.error();
+  }
 }

@@ -34,6 +34,7 @@
  * - `confirmed()` resolves once everything handed in before it is stored (a tool call starts then: its `toolCall`
  *   was written with the session's fencing token); it rejects when an append failed meanwhile, and with the closed
  *   error when the outbox closes first.
+ * - One object per session: its methods are on the prototype, its state in fields (no closures per session).
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { AppError } from '../../errors/index.ts';
@@ -41,45 +42,130 @@ import type { SessionStoredEvent as StoredEvent } from '../frames.ts';
 import {
   appendBeside,
   batchFrom,
-  closing,
-  safelyFor,
+  OutboxClosing,
+  safely,
   turnOf,
   type Durable,
   type Gate,
   type Item,
   type OutboxOptions,
 } from './outbox-items.ts';
-import { createSeqFollower } from './outbox-seqs.ts';
+import { SeqFollower } from './outbox-seqs.ts';
 
 export { isOutboxClosed, type OutboxOptions } from './outbox-items.ts';
 
-export function createOutbox(opts: OutboxOptions) {
-  const { sessionId, log } = opts;
-  let items: Item[] = [];
-  let head = 0;
-  /** Every durable item before this index in `items` is stored or failed (`pending()` looks from here). */
-  let writing = 0;
-  let pumping: Promise<void> | undefined;
-  let abandoned: string | undefined;
-  /** Told the moment the outbox is idle again (`whenIdle`). */
-  const idleWaiters: (() => void)[] = [];
-  const safely = safelyFor(log, sessionId);
-  const closed = closing(opts, safely);
-  const seqs = createSeqFollower(opts, safely, () => closed.failures);
+export const createOutbox = (opts: OutboxOptions): Outbox => new Outbox(opts);
 
-  /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
-  async function appendBatch(batch: Durable[], gates: Gate[]) {
-    let stored: StoredEvent[];
-    try {
-      stored = await appendBeside(opts, batch, gates);
-    } catch (err) {
-      writing = head;
-      return closed.failed(err, batch);
-    }
-    writing = head;
-    const reading = seqs.gapBefore(stored[0]); // no await without one: the callbacks run in this tick
-    if (reading) await reading;
-    seqs.fold(batch, stored);
+export class Outbox {
+  private items: Item[] = [];
+  private head = 0;
+  /** Every durable item before this index in `items` is stored or failed (`pending()` looks from here). */
+  private writing = 0;
+  private pumping: Promise<void> | undefined = undefined;
+  private abandoned: string | undefined = undefined;
+  /** Told the moment the outbox is idle again (`whenIdle`); made on first use. */
+  private idleWaiters: (() => void)[] | undefined = undefined;
+  private readonly opts: OutboxOptions;
+  private readonly closed: OutboxClosing;
+  private readonly seqs: SeqFollower;
+
+  constructor(opts: OutboxOptions) {
+    this.opts = opts;
+    this.closed = new OutboxClosing(opts);
+    this.seqs = new SeqFollower(opts, this.closed);
+  }
+
+  /** Seq of the last durable event of the session. */
+  get lastSeq(): number {
+    return this.seqs.lastSeq;
+  }
+
+  /** True when nothing waits to be written or sent. */
+  get idle(): boolean {
+    return this.pumping === undefined;
+  }
+
+  /** False once closed: nothing more goes out (`close`, or fenced). */
+  get open(): boolean {
+    return this.closed.by === undefined;
+  }
+
+  /** `keepIf`: written only if it holds as the batch is cut, even if its turn is abandoned (see the contracts). */
+  durable(
+    event: SessionEvent,
+    stored?: (stored: StoredEvent) => void,
+    failed?: (err: unknown) => void,
+    keepIf?: () => boolean,
+  ): void {
+    if (this.closed.by !== undefined) return this.closed.drop({ event, stored, failed });
+    this.items.push(keepIf ? { event, stored, failed, keepIf } : { event, stored, failed });
+    this.kick();
+  }
+
+  /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
+  transient(run: (seq: number) => void, turnId?: string): void {
+    if (this.closed.by !== undefined) return;
+    if (turnId !== undefined && turnId === this.abandoned) return;
+    if (this.pumping === undefined) run(this.seqs.lastSeq);
+    else this.items.push({ run, turnId });
+  }
+
+  /**
+   * Holds what is handed in after it until `promise` settles (it must never reject; see the contracts). Resolves
+   * once the batch written beside it is stored (its callbacks ran), failed, or dropped by a close.
+   */
+  gate(promise: Promise<void>): Promise<void> {
+    if (this.closed.by !== undefined) return promise;
+    return new Promise<void>((passed) => {
+      this.items.push({ gate: promise, passed });
+      this.pumping ??= Promise.resolve().then(() => this.pump()); // from the next tick: with the items handed in right after it
+    });
+  }
+
+  /** Resolves once everything handed in before is stored; rejects when the outbox closes first (see the contracts). */
+  confirmed(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.closed.by !== undefined) return reject(this.closed.error());
+      if (this.pumping === undefined) return resolve();
+      const before = this.closed.failures; // it rejects when an append failed after it was asked
+      const run = () =>
+        this.closed.failures === before ? resolve() : reject(new AppError('AGENT_ERROR', 'not stored'));
+      this.items.push({ run, turnId: undefined, dropped: reject });
+    });
+  }
+
+  /** After a failed append, reads back what the store holds past the last seq (see the contracts); else nothing. */
+  catchUp(): Promise<void> {
+    if (this.closed.by !== undefined || !this.seqs.due) return Promise.resolve();
+    return new Promise<void>((readBack) => {
+      this.items.push({ readBack });
+      this.kick();
+    });
+  }
+
+  abandon(turnId: string): void {
+    this.abandoned = turnId;
+  }
+
+  /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
+  pending(): SessionEvent[] {
+    return this.items.slice(this.writing).flatMap((item) => ('event' in item && this.live(item) ? [item.event] : []));
+  }
+
+  /** Calls `fn` once nothing waits to be written or sent: at once when idle, else the moment it becomes so. */
+  whenIdle(fn: () => void): void {
+    if (this.pumping === undefined) fn();
+    else (this.idleWaiters ??= []).push(fn);
+  }
+
+  /** Resolves when everything handed in so far has been written (or failed) and sent. */
+  drained(): Promise<void> {
+    return this.pumping ?? Promise.resolve();
+  }
+
+  /** Stops every write not yet handed to the store, now and later (see the contracts). */
+  close(reason: string): void {
+    this.closed.close(reason);
   }
 
   /**
@@ -87,116 +173,65 @@ export function createOutbox(opts: OutboxOptions) {
    * anything, clearing `pumping` as it ends, which `pumping ??= pump()` would undo (a settled promise left behind,
    * the outbox never pumping again: a reset after a message that could not be stored hung so).
    */
-  const kick = (): void => {
-    if (pumping !== undefined) return;
+  private kick(): void {
+    if (this.pumping !== undefined) return;
     let ended!: () => void;
-    pumping = new Promise<void>((resolve) => (ended = resolve));
-    void pump().finally(ended);
-  };
+    this.pumping = new Promise<void>((resolve) => (ended = resolve));
+    void this.pump().finally(ended);
+  }
 
-  const live = (item: Item) =>
-    'keepIf' in item && item.keepIf ? item.keepIf() : abandoned === undefined || turnOf(item) !== abandoned;
+  private live(item: Item): boolean {
+    return 'keepIf' in item && item.keepIf
+      ? item.keepIf()
+      : this.abandoned === undefined || turnOf(item) !== this.abandoned;
+  }
 
-  async function pump(): Promise<void> {
-    for (let item = items[head]; item !== undefined && closed.by === undefined; item = items[head]) {
+  /** Appends `batch` (the durable items just before `head`) while `gates` settle; they leave `pending()` first. */
+  private async appendBatch(batch: Durable[], gates: Gate[]): Promise<void> {
+    let stored: StoredEvent[];
+    try {
+      stored = await appendBeside(this.opts, batch, gates);
+    } catch (err) {
+      this.writing = this.head;
+      return this.closed.failed(err, batch);
+    }
+    this.writing = this.head;
+    const reading = this.seqs.gapBefore(stored[0]); // no await without one: the callbacks run in this tick
+    if (reading) await reading;
+    this.seqs.fold(batch, stored);
+  }
+
+  private async pump(): Promise<void> {
+    const { log, sessionId } = this.opts;
+    const live = (item: Item) => this.live(item);
+    for (
+      let item = this.items[this.head];
+      item !== undefined && this.closed.by === undefined;
+      item = this.items[this.head]
+    ) {
       if (!live(item)) {
-        head++;
+        this.head++;
         continue;
       }
       if ('run' in item || 'readBack' in item) {
-        head++;
-        if ('run' in item) safely('transient callback', () => item.run(seqs.lastSeq));
-        else await seqs.readBack().then(item.readBack);
+        this.head++;
+        if ('run' in item) safely(log, sessionId, 'transient callback', () => item.run(this.seqs.lastSeq));
+        else await this.seqs.readBack().then(item.readBack);
         continue;
       }
-      if (seqs.due) await seqs.readBack(); // after a failed write, what it left is known before anything more is written
-      const { batch, gates, next } = batchFrom(items, head, live);
-      head = next;
-      await appendBatch(batch, gates);
+      if (this.seqs.due) await this.seqs.readBack(); // after a failed write, what it left is known before anything more is written
+      const { batch, gates, next } = batchFrom(this.items, this.head, live);
+      this.head = next;
+      await this.appendBatch(batch, gates);
       for (const g of gates) g.passed();
     }
-    for (const rest of items.slice(head)) closed.drop(rest); // what a close left (none otherwise)
-    items = [];
-    head = 0;
-    writing = 0;
-    pumping = undefined;
-    for (const fn of idleWaiters.splice(0)) safely('idle callback', fn);
+    for (const rest of this.items.slice(this.head)) this.closed.drop(rest); // what a close left (none otherwise)
+    this.items = [];
+    this.head = 0;
+    this.writing = 0;
+    this.pumping = undefined;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = undefined;
+    for (const fn of waiters ?? []) safely(log, sessionId, 'idle callback', fn);
   }
-
-  return {
-    /** Seq of the last durable event of the session. */
-    get lastSeq() {
-      return seqs.lastSeq;
-    },
-    /** True when nothing waits to be written or sent. */
-    get idle() {
-      return pumping === undefined;
-    },
-    /** False once closed: nothing more goes out (`close`, or fenced). */
-    get open() {
-      return closed.by === undefined;
-    },
-    /** `keepIf`: written only if it holds as the batch is cut, even if its turn is abandoned (see the contracts). */
-    durable(
-      event: SessionEvent,
-      stored?: (stored: StoredEvent) => void,
-      failed?: (err: unknown) => void,
-      keepIf?: () => boolean,
-    ): void {
-      if (closed.by !== undefined) return closed.drop({ event, stored, failed });
-      items.push(keepIf ? { event, stored, failed, keepIf } : { event, stored, failed });
-      kick();
-    },
-    /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
-    transient(run: (seq: number) => void, turnId?: string): void {
-      if (closed.by !== undefined) return;
-      if (turnId !== undefined && turnId === abandoned) return;
-      if (pumping === undefined) run(seqs.lastSeq);
-      else items.push({ run, turnId });
-    },
-    /**
-     * Holds what is handed in after it until `promise` settles (it must never reject; see the contracts). Resolves
-     * once the batch written beside it is stored (its callbacks ran), failed, or dropped by a close.
-     */
-    gate: (promise: Promise<void>): Promise<void> =>
-      closed.by !== undefined
-        ? promise
-        : new Promise<void>((passed) => {
-            items.push({ gate: promise, passed });
-            pumping ??= Promise.resolve().then(pump); // from the next tick: with the items handed in right after it
-          }),
-    /** Resolves once everything handed in before is stored; rejects when the outbox closes first (see the contracts). */
-    confirmed: (): Promise<void> =>
-      new Promise<void>((resolve, reject) => {
-        if (closed.by !== undefined) return reject(closed.error());
-        if (pumping === undefined) return resolve();
-        const before = closed.failures; // it rejects when an append failed after it was asked
-        const run = () => (closed.failures === before ? resolve() : reject(new AppError('AGENT_ERROR', 'not stored')));
-        items.push({ run, turnId: undefined, dropped: reject });
-      }),
-    /** After a failed append, reads back what the store holds past the last seq (see the contracts); else nothing. */
-    catchUp: (): Promise<void> =>
-      closed.by !== undefined || !seqs.due
-        ? Promise.resolve()
-        : new Promise<void>((readBack) => {
-            items.push({ readBack });
-            kick();
-          }),
-    abandon(turnId: string): void {
-      abandoned = turnId;
-    },
-    /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
-    pending: (): SessionEvent[] =>
-      items.slice(writing).flatMap((item) => ('event' in item && live(item) ? [item.event] : [])),
-    /** Calls `fn` once nothing waits to be written or sent: at once when idle, else the moment it becomes so. */
-    whenIdle(fn: () => void): void {
-      if (pumping === undefined) fn();
-      else idleWaiters.push(fn);
-    },
-    /** Resolves when everything handed in so far has been written (or failed) and sent. */
-    drained: (): Promise<void> => pumping ?? Promise.resolve(),
-    /** Stops every write not yet handed to the store, now and later (see the contracts). */
-    close: (reason: string): void => closed.close(reason),
-  };
 }
-export type Outbox = ReturnType<typeof createOutbox>;

@@ -22,6 +22,7 @@
  *   One the bus carried already (`factsOnBus`: relayed or read back by the cluster) is not published again.
  * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
  *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
+ * - One object per session: its methods are on the prototype, its state in fields.
  */
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
@@ -44,104 +45,130 @@ export interface SessionOutputDeps extends Pick<
   requeue: (turnId: string) => void;
 }
 
-export function createSessionOutput(deps: SessionOutputDeps) {
-  const { sessionId, outbox, publish, storage } = deps;
-  let failedTurn: string | undefined;
+export const createSessionOutput = (deps: SessionOutputDeps): SessionOutput => new SessionOutput(deps);
+
+export class SessionOutput {
+  private failedTurn: string | undefined = undefined;
   /** The newest of the session's facts this instance's bus carried (`factsOnBus`). */
-  let newestOnBus = 0;
-  const stopHearing = deps.factsOnBus?.((seq) => (newestOnBus = Math.max(newestOnBus, seq)));
+  private newestOnBus = 0;
+  private readonly stopHearing: (() => void) | undefined;
+  /** The ends of the turns `turnNotStored` stopped, while they are not stored (see the contracts), by turn; made on first use. */
+  private stopped: Map<string, SessionEventOf<'turnFailed'>> | undefined = undefined;
+  /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
+  private lastStoredAt: number | undefined = undefined;
+  private readonly deps: SessionOutputDeps;
+
+  constructor(deps: SessionOutputDeps) {
+    this.deps = deps;
+    this.stopHearing = deps.factsOnBus?.((seq) => (this.newestOnBus = Math.max(this.newestOnBus, seq)));
+  }
+
+  /** The hot path: a chunk of a turn's reply. */
+  chunk(key: TurnKey, content: string): void {
+    const { outbox, publish, sessionId } = this.deps;
+    const turnId = key.turnId;
+    if (outbox.idle) {
+      if (outbox.open) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
+    } else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
+  }
+
+  /** The turn waits for `questionIds` (frames.ts `AwaitingData`), after the facts handed in before, stamped as the last. */
+  awaiting(key: TurnKey, questionIds: string[]): void {
+    const { outbox, publish, sessionId } = this.deps;
+    outbox.transient((seq) => {
+      const meta = this.lastStoredAt === undefined ? key : { ...key, ts: this.lastStoredAt };
+      publish(awaitingFrame(sessionId, key.turnId, seq, questionIds), meta);
+    }, key.turnId);
+  }
+
+  thinking(key: TurnKey): void {
+    const { outbox, publish, sessionId } = this.deps;
+    outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
+  }
+
+  /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
+  record(
+    meta: SendMeta,
+    event: SessionEvent,
+    then?: (stored: SessionStoredEvent) => void,
+    failed?: (err: unknown) => void,
+  ): void {
+    if (this.stopped !== undefined && this.stopped.size > 0)
+      this.endStoppedBut('turnId' in event ? event.turnId : undefined);
+    const stored = (s: SessionStoredEvent) => {
+      this.lastStoredAt = Date.parse(s.ts);
+      this.tell(s, meta);
+      then?.(s);
+    };
+    this.deps.outbox.durable(event, stored, (err) => {
+      if (!isOutboxClosed(err)) this.deps.storage.failed(err);
+      failed?.(err);
+    });
+  }
+
+  /** A fact of this turn could not be stored (see the contracts). */
+  turnNotStored(key: TurnKey, err: unknown): void {
+    const { outbox, publish, sessionId } = this.deps;
+    if (isOutboxClosed(err) || this.failedTurn === key.turnId) return;
+    this.failedTurn = key.turnId;
+    outbox.abandon(key.turnId);
+    const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err));
+    publish(frame, key);
+    if (frame.event === 'error') {
+      const { code, message, details } = frame.data;
+      const end = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code, message, details } as const;
+      (this.stopped ??= new Map()).set(key.turnId, end);
+    }
+    this.deps.stopTurn(key.turnId);
+  }
+
+  /** Stores the ends of the turns a storage failure stopped, those still to be stored (see the contracts). */
+  endStopped(): void {
+    this.endStoppedBut(undefined);
+  }
+
+  /** Stops hearing the bus (the session closed). */
+  stop(): void {
+    this.stopHearing?.();
+  }
+
+  /** A fact found stored that no append here reported (outbox.ts, a catch-up): published as a stored one is. */
+  found(s: SessionStoredEvent): void {
+    const turnId = 'turnId' in s.event ? s.event.turnId : undefined;
+    this.tell(s, turnId === undefined ? {} : { correlationId: turnId });
+    if (s.event.type === 'messageQueued') this.deps.requeue(s.event.turnId);
+  }
+
   /**
    * A stored fact told on: its `agent.stored` event (stamped with the time it was stored) unless the bus carried it
    * already, then the reactions.
    */
-  const tell = (s: SessionStoredEvent, meta: SendMeta): void => {
-    if (s.seq > newestOnBus) publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
-    deps.reactions?.stored(s);
-  };
-  /** The ends of the turns `turnNotStored` stopped, while they are not stored (see the contracts), by turn. */
-  const stopped = new Map<string, SessionEventOf<'turnFailed'>>();
+  private tell(s: SessionStoredEvent, meta: SendMeta): void {
+    if (s.seq > this.newestOnBus) this.deps.publish({ event: 'stored', data: s }, { ...meta, ts: Date.parse(s.ts) });
+    this.deps.reactions?.stored(s);
+  }
+
   /**
    * Hands the outbox the ends of the stopped turns, bar `except`'s: each is written only if the log holds its turn
    * unended as its batch is cut, after any catch-up (`keepIf`), since the state may not yet hold what a failed write
    * left there.
    */
-  const endStopped = (except?: string): void => {
+  private endStoppedBut(except: string | undefined): void {
+    const stopped = this.stopped;
+    if (stopped === undefined) return;
     for (const [turnId, end] of stopped) {
       if (turnId === except) continue;
       stopped.delete(turnId);
       const failed = (err: unknown) => {
-        if (!isOutboxClosed(err)) storage.failed(err);
+        if (!isOutboxClosed(err)) this.deps.storage.failed(err);
         if (!stopped.has(turnId)) stopped.set(turnId, end);
       };
-      outbox.durable(
+      this.deps.outbox.durable(
         end,
-        (s) => tell(s, { correlationId: turnId }),
+        (s) => this.tell(s, { correlationId: turnId }),
         failed,
-        () => deps.unendedInLog(turnId),
+        () => this.deps.unendedInLog(turnId),
       );
     }
-  };
-  /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
-  let lastStoredAt: number | undefined;
-  return {
-    /** The hot path: a chunk of a turn's reply. */
-    chunk: (key: TurnKey, content: string): void => {
-      const turnId = key.turnId;
-      if (outbox.idle) {
-        if (outbox.open) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
-      } else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
-    },
-    /** The turn waits for `questionIds` (frames.ts `AwaitingData`), after the facts handed in before, stamped as the last. */
-    awaiting: (key: TurnKey, questionIds: string[]): void => {
-      outbox.transient((seq) => {
-        const meta = lastStoredAt === undefined ? key : { ...key, ts: lastStoredAt };
-        publish(awaitingFrame(sessionId, key.turnId, seq, questionIds), meta);
-      }, key.turnId);
-    },
-    thinking: (key: TurnKey): void => {
-      outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
-    },
-    /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
-    record: (
-      meta: SendMeta,
-      event: SessionEvent,
-      then?: (stored: SessionStoredEvent) => void,
-      failed?: (err: unknown) => void,
-    ): void => {
-      if (stopped.size > 0) endStopped('turnId' in event ? event.turnId : undefined);
-      const stored = (s: SessionStoredEvent) => {
-        lastStoredAt = Date.parse(s.ts);
-        tell(s, meta);
-        then?.(s);
-      };
-      outbox.durable(event, stored, (err) => {
-        if (!isOutboxClosed(err)) storage.failed(err);
-        failed?.(err);
-      });
-    },
-    /** A fact of this turn could not be stored (see the contracts). */
-    turnNotStored: (key: TurnKey, err: unknown): void => {
-      if (isOutboxClosed(err) || failedTurn === key.turnId) return;
-      failedTurn = key.turnId;
-      outbox.abandon(key.turnId);
-      const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err));
-      publish(frame, key);
-      if (frame.event === 'error') {
-        const { code, message, details } = frame.data;
-        stopped.set(key.turnId, { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code, message, details });
-      }
-      deps.stopTurn(key.turnId);
-    },
-    /** Stores the ends of the turns a storage failure stopped, those still to be stored (see the contracts). */
-    endStopped: (): void => endStopped(),
-    /** Stops hearing the bus (the session closed). */
-    stop: (): void => stopHearing?.(),
-    /** A fact found stored that no append here reported (outbox.ts, a catch-up): published as a stored one is. */
-    found: (s: SessionStoredEvent): void => {
-      const turnId = 'turnId' in s.event ? s.event.turnId : undefined;
-      tell(s, turnId === undefined ? {} : { correlationId: turnId });
-      if (s.event.type === 'messageQueued') deps.requeue(s.event.turnId);
-    },
-  };
+  }
 }
-export type SessionOutput = ReturnType<typeof createSessionOutput>;

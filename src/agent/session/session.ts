@@ -10,19 +10,20 @@
  * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written (else the end of a turn
  *   a storage failure stopped is, if it is still to be: output.ts).
  * - Memory is bounded: a session is read from its latest compaction on.
+ * - One object per session (`Session`): its methods are on the prototype, its state in its parts' fields.
  */
 import type { AnswerCommand } from '../../conversation/questions.ts';
+import type { Question } from '../../conversation/questions.ts';
 import type { AppCallRequest, TurnMessage } from '../../conversation/turn-contract.ts';
+import type { Usage } from '../../conversation/model-messages.ts';
+import type { SessionStoredEvent } from '../frames.ts';
 import { closedError } from './decide.ts';
-import { createHandler, type SendOutcome } from './handle.ts';
+import { createHandler, type SendOutcome, type SessionHandler } from './handle.ts';
 import { foldSession } from './state.ts';
 import type { SessionDeps } from './types.ts';
-import { wireSession } from './wiring.ts';
+import { wireSession, type SessionWiring } from './wiring.ts';
 
-/** What a session offers its service. */
-export type Session = Awaited<ReturnType<typeof openSession>>;
-
-export async function openSession(deps: SessionDeps) {
+export async function openSession(deps: SessionDeps): Promise<Session> {
   const { sessionId } = deps;
   const mark = await deps.store.latest(sessionId, ['contextCompacted']);
   const loaded = await deps.store.read(
@@ -36,90 +37,126 @@ export async function openSession(deps: SessionDeps) {
   // command for the session waits for this open.
   if (state.openTurn && deps.toolsAttempted) await deps.toolsAttempted;
   const w = wireSession(deps, state);
-  const { actor, outbox, life } = w;
-  const { handle, held } = createHandler(w, deps);
-  /** The session machine alone says whether a turn, a compaction or an ended turn's writes are under way. */
-  const busy = () => !actor.getSnapshot().matches('idle');
-  const dormant = () => !busy() && outbox.idle;
-  const waiting = () => actor.getSnapshot().context.queue.length - (actor.getSnapshot().matches('busy') ? 1 : 0);
+  return new Session(deps, w, createHandler(w, deps));
+}
 
-  return {
-    id: sessionId,
-    /**
-     * Queues a message; resolves once it is durable with its turn, `queued` when it waits, `duplicate` when its turn
-     * was there before (`stored`: the store's turn index holds its turn id). Async only to reject with
-     * a refusal: everything up to the returned promise runs in the caller's tick.
-     */
-    async send(message: TurnMessage, stored?: boolean): Promise<SendOutcome> {
-      return await handle({ type: 'send', message, ...(stored !== undefined && { stored }) });
-    },
-    /** Queues an MCP App's call of a tool as a turn of its own (decide.ts); `queued` when it waits. */
-    appCall: (request: AppCallRequest, correlationId: string): { queued: boolean } =>
-      handle({ type: 'appCall', request, correlationId }),
-    /** Aborts the running turn; false when none runs. */
-    cancel: (): boolean => handle({ type: 'cancel' }),
-    /** Compacts the history between turns: the stored `contextCompacted`, or `undefined` when nothing was compacted. */
-    compact: async (correlationId: string) => await handle({ type: 'compact', correlationId }),
-    /** Model usage of every step of the session so far (summaries included). */
-    get usage() {
-      return w.usage.current();
-    },
-    /** The questions waiting for a person, oldest first. */
-    questions() {
-      const now = held();
-      return life.closedBy === undefined ? [...state.questions.values()].filter((q) => now.has(q.id)) : [];
-    },
-    /** Answers one (decide.ts: its NOT_FOUND, ALREADY_RESOLVED, or INVALID_REQUEST naming the field). */
-    answer: (command: AnswerCommand) => handle({ type: 'answer', ...command }),
-    /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
-    reset: async (correlationId: string) => await handle({ type: 'reset', correlationId }),
-    /**
-     * The store takes writes again: what a failed write left in the log is read back (outbox.ts, a catch-up), then the
-     * ends of the turns a failed write stopped are stored (output.ts), in the outbox's order.
-     */
-    storageBack(): void {
-      if (life.closedBy !== undefined) return;
-      void outbox.catchUp();
-      w.output.endStopped();
-      deps.reactions?.retry();
-    },
-    /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
-    async close(reason: string, options: { abandonLog?: boolean } = {}) {
-      life.closedBy ??= reason;
-      if (options.abandonLog) outbox.close(reason);
-      else w.output.endStopped(); // its log is still its own: a turn a storage failure stopped ends there too
-      w.asked.close();
-      actor.send({ type: 'DISCARD', reason });
-      w.compactions.rejectAll(closedError(sessionId, life.closedBy));
-      await outbox.drained();
-      actor.stop();
-      w.unregister?.();
-      await outbox.drained();
-      w.output.stop();
-      // A log given up (deleted, moved) is no longer this session's to checkpoint.
-      await (options.abandonLog ? deps.reactions?.settled() : deps.reactions?.close());
-    },
-    get busy() {
-      return busy();
-    },
-    get queued() {
-      return waiting();
-    },
-    /** Idle with nothing queued or unwritten (may be evicted). */
-    get dormant() {
-      return dormant();
-    },
-    /** Clock time of the last command or turn end. */
-    get lastActive() {
-      return life.lastActive;
-    },
-    /** Set by close(): the session takes no more commands (the service opens a new one). */
-    get closed() {
-      return life.closedBy !== undefined;
-    },
-    /** Its log is empty and nothing is in flight: holding it in memory serves nothing. */
-    get unused() {
-      return outbox.lastSeq === 0 && dormant();
-    },
-  };
+/** What a session offers its service. */
+export class Session {
+  readonly id: string;
+  private readonly deps: SessionDeps;
+  private readonly w: SessionWiring;
+  private readonly handler: SessionHandler;
+
+  constructor(deps: SessionDeps, w: SessionWiring, handler: SessionHandler) {
+    this.id = deps.sessionId;
+    this.deps = deps;
+    this.w = w;
+    this.handler = handler;
+  }
+
+  /**
+   * Queues a message; resolves once it is durable with its turn, `queued` when it waits, `duplicate` when its turn
+   * was there before (`stored`: the store's turn index holds its turn id). Async only to reject with
+   * a refusal: everything up to the returned promise runs in the caller's tick.
+   */
+  async send(message: TurnMessage, stored?: boolean): Promise<SendOutcome> {
+    return await this.handler.handle({ type: 'send', message, ...(stored !== undefined && { stored }) });
+  }
+
+  /** Queues an MCP App's call of a tool as a turn of its own (decide.ts); `queued` when it waits. */
+  appCall(request: AppCallRequest, correlationId: string): { queued: boolean } {
+    return this.handler.handle({ type: 'appCall', request, correlationId });
+  }
+
+  /** Aborts the running turn; false when none runs. */
+  cancel(): boolean {
+    return this.handler.handle({ type: 'cancel' });
+  }
+
+  /** Compacts the history between turns: the stored `contextCompacted`, or `undefined` when nothing was compacted. */
+  async compact(correlationId: string): Promise<SessionStoredEvent | undefined> {
+    return await this.handler.handle({ type: 'compact', correlationId });
+  }
+
+  /** Model usage of every step of the session so far (summaries included). */
+  get usage(): Usage {
+    return this.w.usage.current();
+  }
+
+  /** The questions waiting for a person, oldest first. */
+  questions(): Question[] {
+    const now = this.handler.held();
+    return this.w.life.closedBy === undefined ? [...this.w.state.questions.values()].filter((q) => now.has(q.id)) : [];
+  }
+
+  /** Answers one (decide.ts: its NOT_FOUND, ALREADY_RESOLVED, or INVALID_REQUEST naming the field). */
+  answer(command: AnswerCommand): Question {
+    return this.handler.handle({ type: 'answer', ...command });
+  }
+
+  /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
+  async reset(correlationId: string): Promise<number> {
+    return await this.handler.handle({ type: 'reset', correlationId });
+  }
+
+  /**
+   * The store takes writes again: what a failed write left in the log is read back (outbox.ts, a catch-up), then the
+   * ends of the turns a failed write stopped are stored (output.ts), in the outbox's order.
+   */
+  storageBack(): void {
+    if (this.w.life.closedBy !== undefined) return;
+    void this.w.outbox.catchUp();
+    this.w.output.endStopped();
+    this.deps.reactions?.retry();
+  }
+
+  /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
+  async close(reason: string, options: { abandonLog?: boolean } = {}): Promise<void> {
+    const { w, deps } = this;
+    const { actor, outbox, life } = w;
+    life.closedBy ??= reason;
+    if (options.abandonLog) outbox.close(reason);
+    else w.output.endStopped(); // its log is still its own: a turn a storage failure stopped ends there too
+    w.asked.close();
+    actor.send({ type: 'DISCARD', reason });
+    w.compactions.rejectAll(closedError(this.id, life.closedBy));
+    await outbox.drained();
+    actor.stop();
+    w.unregister?.();
+    await outbox.drained();
+    w.output.stop();
+    // A log given up (deleted, moved) is no longer this session's to checkpoint.
+    await (options.abandonLog ? deps.reactions?.settled() : deps.reactions?.close());
+  }
+
+  /** The session machine alone says whether a turn, a compaction or an ended turn's writes are under way. */
+  get busy(): boolean {
+    return !this.w.actor.getSnapshot().matches('idle');
+  }
+
+  /** Messages waiting behind the running turn. */
+  get queued(): number {
+    const snapshot = this.w.actor.getSnapshot();
+    return snapshot.context.queue.length - (snapshot.matches('busy') ? 1 : 0);
+  }
+
+  /** Idle with nothing queued or unwritten (may be evicted). */
+  get dormant(): boolean {
+    return !this.busy && this.w.outbox.idle;
+  }
+
+  /** Clock time of the last command or turn end. */
+  get lastActive(): number {
+    return this.w.life.lastActive;
+  }
+
+  /** Set by close(): the session takes no more commands (the service opens a new one). */
+  get closed(): boolean {
+    return this.w.life.closedBy !== undefined;
+  }
+
+  /** Its log is empty and nothing is in flight: holding it in memory serves nothing. */
+  get unused(): boolean {
+    return this.w.outbox.lastSeq === 0 && this.dormant;
+  }
 }

@@ -62,7 +62,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   const { sessionId, llm, log, clock } = deps;
   const life: SessionLife = { closedBy: undefined, lastActive: clock.now() };
   const mark = createOpenMark(deps.markOpenTurn);
-  const endLost = lostEnds(state, () => output.record);
+  const endLost = lostEnds(state, () => output);
   const outbox = createOutbox({
     sessionId,
     store: deps.store,
@@ -119,8 +119,8 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     budget,
     history: state.history,
     outbox,
-    emitChunk: output.chunk,
-    ...{ meter, usage, turnMarked: mark.ready },
+    emitChunk: (key, content) => output.chunk(key, content),
+    ...{ meter, usage, turnMarked: () => mark.ready() },
     onToolChars: (n) => (toolChars = n),
     ...spendCheckOf(deps, usage),
   });
@@ -138,7 +138,7 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
       queuedFrom: () => firstQueuedSeq(state),
       apps: () => state.apps,
       systemPrompt: deps.systemPrompt,
-      record: output.record,
+      record: (meta, event, then, failed) => output.record(meta, event, then, failed),
     }),
     () => life.closedBy ?? 'reset',
   );
@@ -178,16 +178,16 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   });
   actor.start();
 
-  settleOpening(deps, state, output.record, actor, mark);
+  settleOpening(deps, state, output, actor, mark);
 
   return { sessionId, state, life, outbox, output, usage, asked, answered, compactions, starting, actor, unregister };
 }
 
 /** Records the ends of the turns whose end was lost (decide.ts `unendedTurns`), each once. */
-function lostEnds(state: SessionState, record: () => SessionWiring['output']['record']) {
+function lostEnds(state: SessionState, output: () => SessionWiring['output']) {
   const ending = new Set<string>();
   return () => {
-    for (const end of unendedTurns(state, ending)) record()({ correlationId: end.turnId }, end);
+    for (const end of unendedTurns(state, ending)) output().record({ correlationId: end.turnId }, end);
   };
 }
 
@@ -229,14 +229,14 @@ function sessionOutput(deps: SessionDeps, state: SessionState, outbox: Outbox, a
 function settleOpening(
   deps: SessionDeps,
   state: SessionState,
-  record: SessionWiring['output']['record'],
+  output: SessionWiring['output'],
   actor: SessionWiring['actor'],
   mark: OpenMark,
 ): void {
   const { orphanedTurnReason, resumeTurns, sessionId, log } = deps;
   const opening = decideOpen(state, { now: deps.clock.now(), orphanedTurnReason, resumeTurns });
   mark.sync(state.openTurn !== undefined); // before the facts that may end the turn (their fold removes it)
-  for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
+  for (const { meta, event } of openingFacts(opening, sessionId, log)) output.record(meta, event);
   for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
     actor.send({ type: 'MESSAGE', message });
 }

@@ -3,9 +3,17 @@
  * how a failure reads. Every statement is parameterised; the one name put into SQL text is the schema, quoted as an
  * identifier (`qualify`).
  */
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { AppError, isAppError, messageOf } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
+
+/**
+ * The `pg` module, loaded on first use (CommonJS, as the Redis client is): an agentd whose storage is not PostgreSQL
+ * never loads it (about 3 MB of heap when idle).
+ */
+let pgModule: typeof pg | undefined;
+const loadPg = (): typeof pg => (pgModule ??= createRequire(import.meta.url)('pg') as typeof pg);
 
 /** What the engines take of `storage: { type: postgres }`. */
 export interface PostgresOptions {
@@ -33,7 +41,7 @@ export function safePostgresUrl(url: string): string {
  * connection that breaks is logged and dropped (the pool makes a new one on demand), never thrown.
  */
 export function createPool(options: PostgresOptions, what: string): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: options.url,
     max: options.pool,
     idleTimeoutMillis: 30_000,
@@ -71,7 +79,7 @@ export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) 
 export const qualify =
   (schema: string) =>
   (text: string): string =>
-    text.replaceAll('@.', `${pg.escapeIdentifier(schema)}.`);
+    text.replaceAll('@.', `${loadPg().escapeIdentifier(schema)}.`);
 
 /** SQLSTATE classes of a server that cannot serve now: connection (08), resources (53), operator (57), system (58). */
 const UNAVAILABLE = /^(08|53|57|58)/;
