@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
-import { parseSessionEvent } from './conversation/session-events.ts';
+import { parseSessionEvent as parseEvent } from './conversation/session-events.ts';
 import {
   createAgentService,
   createReactions,
@@ -32,11 +32,12 @@ import { createA2aPush } from './a2a-face/push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { clusterOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
+import { noticeLosses, storeChecks, watchStoreLoss } from './app/store-loss.ts';
 import { embedderOf, memoryOf } from './app/memory.ts';
 import { schedulesOf } from './app/schedules.ts';
 import { announcementsOf } from './app/announcements.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
-import { createStore, records, timedAppends } from './store/index.ts';
+import { createStore, records, timedAppends, type LossEvidence } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
@@ -57,10 +58,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...(deps.spanExporter && { spanExporter: deps.spanExporter }),
   });
   const { metrics, observe } = observability;
-  const store = timedAppends(
-    createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }),
-    metrics.append,
-  );
+  const engineStore = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent });
+  const store = noticeLosses(timedAppends(engineStore, metrics.append), (e) => storeLoss.noticed(e));
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
   const serviceId = deps.serviceId ?? instanceId;
@@ -75,10 +74,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
+  // The store identity held here (read before the front end listens), and where evidence of the store going back goes.
+  const identity = {
+    storeId: () => storeId,
+    noticed: (e?: LossEvidence) => (e ? storeLoss.noticed(e) : storeLoss.suspect()),
+  };
   const replies = createReplyTracker(bus); // what a subscribe mid-reply is sent first, and the cluster seeds a watch with
   const cluster = clusterOf(
     config,
-    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies },
+    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies, identity },
     () => agent,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
@@ -232,6 +236,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     }),
   });
   const frontEnd = listeningFrontEnd(served, identify, callback.listened);
+  const storeLoss = watchStoreLoss({
+    ...{ store, log: log.child({ component: 'store' }), clock, agent, waiter, counted: metrics.storeDataLost },
+    ...storeChecks(config.storage.type),
+    current: () => storeId ?? '',
+    adopted: (change) => served.storeChanged({ ...change, storeId: (storeId = change.storeId) }),
+  });
 
   return {
     bus,
@@ -244,6 +254,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
       await identify();
+      storeLoss.start(store);
       await cluster?.open();
       for (const feature of features) await feature.open?.();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
@@ -273,6 +284,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ...features.map((f): [string, () => unknown] => [`${f.name}: no new work`, () => f.stop?.()]),
           ['the inspector relay', () => relay?.close()],
           ['the metrics watch', () => observability.unwatch()],
+          ['the store checks', () => storeLoss.stop()],
           ['the front end', () => frontEnd.close()],
           ['the MCP face', () => mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],

@@ -6,7 +6,7 @@
 import type { AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { lastSeqOf, REPLY_SEED_EVENT, SESSION_COMMANDS, TAKE_OVER_COMMAND, type ReplyTracker } from '../agent/index.ts';
-import { createCluster } from '../cluster/index.ts';
+import { createCluster, type ClusterOptions } from '../cluster/index.ts';
 
 import type { Logger } from '../log/index.ts';
 import type { EventStore, StoreEvent } from '../store/index.ts';
@@ -29,11 +29,13 @@ export function clusterOf(
     bus: AppBus;
     store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read' | 'latest'>;
     replies: Pick<ReplyTracker, 'seedOf'>;
+    /** The store identity held, and the store checks (store-loss.ts) a lease's evidence goes to. */
+    identity: NonNullable<ClusterOptions['store']>;
   },
   agent: () => HeldSessions,
 ) {
   if (config.storage.type !== 'redis') return undefined;
-  const { store, replies, ...shared } = deps;
+  const { store, replies, identity, ...shared } = deps;
   return createCluster({
     url: config.storage.url,
     keyPrefix: config.storage.keyPrefix,
@@ -41,6 +43,7 @@ export function clusterOf(
     ...shared,
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
+    store: identity,
     readFacts: (sessionId, since) => store.read(sessionId, since),
     lastSeq: (sessionId) => lastSeqOf(store, sessionId),
     seedOf: (sessionId) => ({ name: REPLY_SEED_EVENT, payload: replies.seedOf(sessionId) }),

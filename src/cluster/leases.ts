@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { messageOf } from '../errors/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
 import { sessionFenceKey } from '../redis/index.ts';
 import { watchReconnects } from './reconnects.ts';
 import type { ClusterShared } from './shared.ts';
@@ -9,9 +9,12 @@ import type { ClusterShared } from './shared.ts';
  * Taking a lease issues a new token unless the token is still the one the claimer held (ARGV[3]): then nobody took
  * the session since its own lease lapsed, and its writes stay valid. A new token is the last one plus 1, or Redis'
  * clock in microseconds when that is greater: tokens grow even when Redis lost its keys (a restart without
- * persistence). KEYS: lease, fence. ARGV: instanceId, leaseMs, the token held ('' for none).
+ * persistence). KEYS: lease, fence, store id. ARGV: instanceId, leaseMs, the token held ('' for none), the store
+ * identity held ('' for none): when the store-id key holds another (the store lost data, issue 84), nothing is taken
+ * or renewed and it answers taken = -1.
  */
 const CLAIM = `
+if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then return {'', -1, '0'} end
 local owner = redis.call('GET', KEYS[1])
 local token = redis.call('GET', KEYS[2])
 if not owner then
@@ -39,7 +42,24 @@ export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
   onLost: (sessionId: string) => void;
   /** Called when this instance took a free lease (a lease of its own that had lapsed counts); the claim waits for it. */
   onTaken?: (sessionId: string) => void | Promise<void>;
+  /**
+   * The store identity this instance holds, and where it tells what shows the store went back (src/app/store-loss.ts):
+   * the store-id key holding another identity, or a session's fencing token below the one held here. Neither is taken
+   * for another instance taking the session.
+   */
+  store?:
+    | {
+        storeId(): string | undefined;
+        noticed(
+          e: { kind: 'fence'; storeId: string; sessionId: string; held: number; found: number } | undefined,
+        ): void;
+      }
+    | undefined;
 }
+
+/** A claim refused because the store-id key holds another identity than this instance's. */
+const storeChanged = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The store lost data: its identity changed; try again', { reason: 'storage' });
 
 /**
  * Session ownership: one instance, the holder of its lease in Redis, runs a session's turns. `claim` answers the
@@ -70,15 +90,29 @@ export function createLeases(options: LeaseOptions) {
     }
   }
 
+  /** The store identity the held leases were taken under: leases of one since replaced are forgotten, not renewed. */
+  let heldUnder: string | undefined;
   async function claim(sessionId: string): Promise<string> {
+    const storeId = options.store?.storeId() ?? '';
+    if (storeId !== heldUnder) held.clear(); // the store lost data: no renewal takes that for a take-over
+    heldUnder = storeId;
     const before = held.get(sessionId);
     if (!before) await quietFor(sessionId);
     const sent = clock.now();
     const [owner, taken, issued] = (await client.eval(CLAIM, {
-      keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId)],
-      arguments: [instanceId, String(leaseMs), before ? String(before.token) : ''],
+      keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId), `${keyPrefix}store-id`],
+      arguments: [instanceId, String(leaseMs), before ? String(before.token) : '', storeId],
     })) as [string, number, string];
+    if (taken === -1) {
+      options.store?.noticed(undefined);
+      throw storeChanged();
+    }
     const token = Number(issued);
+    if (before && token < before.token) {
+      options.store?.noticed({ kind: 'fence', storeId, sessionId, held: before.token, found: token });
+      held.delete(sessionId);
+      throw storeChanged();
+    }
     const lost = () => {
       log.warn({ sessionId, owner, token }, 'another instance took a session held here: dropping it here');
       options.onLost(sessionId);
@@ -98,6 +132,7 @@ export function createLeases(options: LeaseOptions) {
         claim(sessionId).then(
           () => (failing = false),
           (err: unknown) => {
+            if (err instanceof AppError && err.details.reason === 'storage') return; // the store checks say it
             if (!failing)
               log.warn({ err: messageOf(err), sessions: held.size }, 'renewing session leases failed; retrying');
             failing = true;

@@ -71,7 +71,7 @@ export function createOutbox(opts: OutboxOptions) {
   async function appendBatch(batch: Durable[], gates: Gate[]) {
     let stored: StoredEvent[];
     try {
-      stored = await appendBeside(opts, batch, gates);
+      stored = await appendBeside(opts, batch, gates, seqs.lastSeq);
     } catch (err) {
       writing = head;
       return closed.failed(err, batch);

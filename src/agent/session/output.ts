@@ -29,6 +29,7 @@ import type { SendMeta } from '../../bus/index.ts';
 import { awaitingFrame, chunkFrame, storageFailedFrame, thinkingFrame, type SessionStoredEvent } from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
+import { isStoreLost } from '../../store/index.ts';
 import type { SessionDeps } from './types.ts';
 
 export interface SessionOutputDeps extends Pick<
@@ -124,7 +125,7 @@ export function createSessionOutput(deps: SessionOutputDeps) {
       if (isOutboxClosed(err) || failedTurn === key.turnId) return;
       failedTurn = key.turnId;
       outbox.abandon(key.turnId);
-      const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err));
+      const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err), isStoreLost(err));
       publish(frame, key);
       if (frame.event === 'error') {
         const { code, message, details } = frame.data;

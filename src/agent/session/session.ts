@@ -113,6 +113,11 @@ export async function openSession(deps: SessionDeps) {
     get lastActive() {
       return life.lastActive;
     },
+    /** What it holds of its log: the last seq stored here, and its turns not ended (the open one, those queued). */
+    get held(): { lastSeq: number; turns: string[] } {
+      const open = state.openTurn ? [state.openTurn.user.turnId] : [];
+      return { lastSeq: outbox.lastSeq, turns: [...open, ...state.queued.keys()] };
+    },
     /** Set by close(): the session takes no more commands (the service opens a new one). */
     get closed() {
       return life.closedBy !== undefined;

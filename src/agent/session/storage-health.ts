@@ -5,6 +5,7 @@
  * - `degraded` from a failed append (its cause: the errno code or the message, and since when)
  *   until an append succeeds (`ok()`) or the store says its medium is back (the owner calls `ok()`).
  * - A second failure while degraded keeps the first cause and time.
+ * - `lost(cause)` (the store lost data, src/app/store-loss.ts) degrades it until `recovered()`, whatever appends do.
  */
 import { isoNow, type Clock } from '../../clock.ts';
 import { AppError, isAppError, messageOf } from '../../errors/index.ts';
@@ -25,7 +26,14 @@ export const storageFailure = (what: string, err: unknown) =>
 
 export function createStorageHealth(clock: Clock) {
   let health: AgentHealth = { status: 'ready' };
+  let loss: AgentHealth | undefined;
   return {
+    lost(cause: string): void {
+      loss ??= { status: 'degraded', cause: `storage: ${cause}`, since: isoNow(clock) };
+    },
+    recovered(): void {
+      loss = undefined;
+    },
     failed(err: unknown): void {
       if (health.status === 'ready')
         health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
@@ -33,7 +41,7 @@ export function createStorageHealth(clock: Clock) {
     ok(): void {
       if (health.status !== 'ready') health = { status: 'ready' };
     },
-    current: () => health,
+    current: () => loss ?? health,
   };
 }
 
