@@ -12,7 +12,6 @@ import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.t
 export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
-  const identity = heldIdentity();
   const turns = new Map<string, TurnIndex>();
   const recency = createRecencyIndex();
   let closed = false;
@@ -23,6 +22,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
     for (const e of stored) indexEvent(turnIndex, e.seq, turnOf(e.event), none);
   };
   const guard = storeGuard(() => closed);
+  const identity = heldIdentity(() => guard());
   const prepareAppend = appendGuard(guard, clock);
 
   return {
@@ -112,8 +112,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
 
     open: () => Promise.resolve(),
 
-    storeId: identity.storeId,
-    identity: identity.identity,
+    ...identity,
 
     async close() {
       closed = true;

@@ -18,13 +18,19 @@ const STORE_ID = /^[\w.:-]{1,128}$/;
 
 export const newStoreId = (): string => randomUUID();
 
-/** An identity held in memory (the memory store's): it never goes back, so `check` finds it; `renew` makes a new one. */
-export function heldIdentity() {
+/**
+ * An identity held in memory (the memory store's): it never goes back, so `check` finds it; `renew` makes a new one.
+ * Both refuse as `guard` does (a closed store).
+ */
+export function heldIdentity(guard: () => void) {
   let id = newStoreId();
   return {
-    storeId: (): Promise<string> => Promise.resolve(id),
+    storeId: (): Promise<string> => Promise.resolve().then(() => (guard(), id)),
     identity: (op: 'check' | 'renew'): Promise<StoreIdentity> =>
-      Promise.resolve(op === 'check' ? { storeId: id } : { previous: id, storeId: (id = newStoreId()) }),
+      Promise.resolve().then(() => {
+        guard();
+        return op === 'check' ? { storeId: id } : { previous: id, storeId: (id = newStoreId()) };
+      }),
   };
 }
 

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createClient } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
@@ -125,5 +125,60 @@ describe.skipIf(!enabled)('redis: a store that lost data is never silent', { tim
     expect(after[0]).toBe(1); // a new log under the new id: the old id's seqs (1..n) are never given again under it
     expect(before.length).toBeGreaterThan(0);
     for (const app of apps) expect(await helloOf(app)).toBe(fresh);
+  });
+
+  it('notices a failover to a replica that lagged: the tail below what it wrote, the same identity renewed', async () => {
+    const [a, b] = [apps[0]!, apps[1]!];
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await api(a.url, 'POST', '/api/message-sync', { message: `early ${i}`, sessionId: 'behind' })).status,
+      ).toBe(200);
+    // What a replica that stopped replicating here holds: every key as it is now (DUMP), restored later.
+    const probe = createClient({ url: redis.url });
+    await probe.connect();
+    const keys = await probe.keys('*');
+    const snapshot = await Promise.all(
+      keys.map(async (k) => ({ k, dump: await probe.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }).dump(k) })),
+    );
+    const held = (await seqsOf(a, 'behind')).at(-1)!;
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await api(a.url, 'POST', '/api/message-sync', { message: `late ${i}`, sessionId: 'behind' })).status,
+      ).toBe(200);
+    const wrote = (await seqsOf(a, 'behind')).at(-1)!;
+    expect(wrote).toBeGreaterThan(held);
+    const old = await helloOf(a);
+    const open = await connectWs(b.wsUrl);
+    const lostBefore = logs[0]!.lines.length;
+
+    // The failover: the store now holds what the replica had, the store id among it (the same identity).
+    await probe.flushAll();
+    for (const { k, dump } of snapshot) if (dump) await probe.restore(k, 0, dump);
+    await probe.close();
+    expect(await helloOf(a)).toBe(old); // nothing noticed yet: the identity is the one held
+    const started = Date.now();
+    const next = await api(a.url, 'POST', '/api/message-sync', { message: 'after failover', sessionId: 'behind' });
+    expect(next.status).toBe(503);
+    expect(next.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'storage' } });
+    expect(Date.now() - started).toBeLessThan(30_000);
+
+    const changed = await open.next((f) => f.event === 'storeChanged', PATIENT.timeout);
+    expect(changed.data.previousStoreId).toBe(old);
+    const fresh = String(changed.data.storeId);
+    expect(fresh).not.toBe(old);
+    open.close();
+    for (const app of apps) await expect.poll(() => helloOf(app), PATIENT).toBe(fresh);
+    expect((await health(a)).cause).toMatch(/^storage: the store lost data \(session behind ends at seq/);
+    const line = logs[0]!.lines
+      .slice(lostBefore)
+      .find((l) => l.level === 50 && String(l.msg).startsWith('the store lost data'));
+    expect(line?.sessions).toContainEqual({ sessionId: 'behind', seqs: { from: held + 1, to: wrote } });
+    expect(await (await fetch(`${a.url}/metrics`)).text()).toMatch(/^agentd_store_data_lost_total 2$/m);
+
+    // Recovered, the session goes on from what the store holds, under the new identity only.
+    for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
+    const again = await api(b.url, 'POST', '/api/message-sync', { message: 'go on', sessionId: 'behind' });
+    expect(again.status).toBe(200);
+    expect((await seqsOf(a, 'behind'))[held]).toBe(held + 1);
   });
 });
