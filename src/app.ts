@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
-import { parseSessionEvent } from './conversation/session-events.ts';
+import { parseSessionEvent as parseEvent } from './conversation/session-events.ts';
 import {
   createAgentService,
   createReactions,
@@ -27,6 +27,7 @@ import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf }
 import { a2aPushFeature } from './a2a-face/push/feature/index.ts';
 import { clusterOf, sharedLimitsOf } from './app/cluster.ts';
 import { stopInOrder } from './app/stop-steps.ts';
+import { noticeLosses, storeChecks, watchStoreLoss } from './app/store-loss.ts';
 import { buildFeatures } from './app/features.ts';
 import { facesOf } from './app/faces.ts';
 import { memoryFeature } from './memory/feature/index.ts';
@@ -34,7 +35,7 @@ import { schedulesFeature } from './schedules/feature/index.ts';
 import { spendFeature } from './spend/feature/index.ts';
 import { webhooksFeature } from './webhooks/feature/index.ts';
 import { listeningFrontEnd, oauthCallback, unknownStoreId } from './app/front-end.ts';
-import { createStore, records, timedAppends } from './store/index.ts';
+import { createStore, records, timedAppends, type LossEvidence } from './store/index.ts';
 import { createSecretStore } from './store/secret-store.ts';
 import { VERSION } from './package-info.ts';
 export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
@@ -60,10 +61,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...(deps.spanExporter && { spanExporter: deps.spanExporter }),
   });
   const { metrics, observe } = observability;
-  const store = timedAppends(
-    createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }),
-    metrics.append,
-  );
+  const engineStore = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent });
+  const store = noticeLosses(timedAppends(engineStore, metrics.append), (e) => storeLoss.noticed(e));
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
   const serviceId = deps.serviceId ?? instanceId;
@@ -78,13 +77,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
+  // The store identity held here (read before the front end listens), and where evidence of the store going back goes.
+  const identity = {
+    storeId: () => storeId,
+    noticed: (e?: LossEvidence) => (e ? storeLoss.noticed(e) : storeLoss.suspect()),
+  };
   const replies = createReplyTracker(bus); // what a subscribe mid-reply is sent first, and the cluster seeds a watch with
   // The one cycle left: the cluster moves the agent's sessions between instances, and the agent sends through the
   // cluster's routing (serviceBus); so the cluster reads the agent through `heldSessions`, which only runs once both exist.
   const heldSessions = () => agent;
   const cluster = clusterOf(
     config,
-    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies },
+    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store, replies, identity },
     heldSessions,
   );
   const serviceBus = cluster ? cluster.route(bus) : bus;
@@ -94,19 +98,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const secrets = createSecretStore(recordStore, log.child({ component: 'secrets' }));
   const callback = oauthCallback();
   const mcp = createMcpService({
-    config,
-    bus: serviceBus,
-    log: log.child({ component: 'mcp' }),
-    clock,
-    instanceId,
-    serviceId,
-    clientInfo: { name: 'agentd', version: VERSION },
-    runtime,
-    children,
-    redactor,
-    secrets,
+    ...{ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, serviceId, runtime },
+    ...{ clientInfo: { name: 'agentd', version: VERSION }, children, redactor, secrets, env },
     callbackUrl: callback.url,
-    env,
     ...registerActor,
   });
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest, replies });
@@ -191,6 +185,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     }),
   });
   const frontEnd = listeningFrontEnd(served, identify, callback.listened);
+  const storeLoss = watchStoreLoss({
+    ...{ store, log: log.child({ component: 'store' }), clock, agent, waiter, counted: metrics.storeDataLost },
+    ...storeChecks(config.storage.type),
+    current: () => storeId ?? '',
+    adopted: (change) => served.storeChanged({ ...change, storeId: (storeId = change.storeId) }),
+  });
 
   return {
     bus,
@@ -203,6 +203,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await store.open();
       await recordStore.open(); // writes nothing until a feature does (no file on JSONL)
       await identify();
+      storeLoss.start(store);
       await cluster?.open();
       for (const feature of features) await feature.open?.();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
@@ -232,6 +233,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ...features.map((f): [string, () => unknown] => [`${f.name}: no new work`, () => f.stop?.()]),
           ['the inspector relay', () => relay?.close()],
           ['the metrics watch', () => observability.unwatch()],
+          ['the store checks', () => storeLoss.stop()],
           ['the front end', () => frontEnd.close()],
           ['the MCP face', () => faces.mcpFace.close()], // /mcp exchanges of 2026-07-28 clients still open
           ['the turn waiter', () => waiter.close()],

@@ -190,11 +190,20 @@ export const droppedFrame = (sessionId: string, turnId: string, seq: number, rea
   data: { code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, sessionId, turnId, seq },
 });
 
-/** A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. */
-export const storageFailedFrame = (sessionId: string, turnId: string, seq: number, cause: string): TransientFrame => ({
+/**
+ * A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. AGENT_ERROR,
+ * `reason: "storage"`; SERVICE_UNAVAILABLE when `lost` (the store lost data, store-lost.ts: the caller may send again).
+ */
+export const storageFailedFrame = (
+  sessionId: string,
+  turnId: string,
+  seq: number,
+  cause: string,
+  lost = false,
+): TransientFrame => ({
   event: 'error',
   data: {
-    code: 'AGENT_ERROR',
+    code: lost ? 'SERVICE_UNAVAILABLE' : 'AGENT_ERROR',
     message: `The turn could not be stored (${cause}); it was stopped`,
     details: { reason: 'storage', cause },
     sessionId,

@@ -27,5 +27,6 @@ export { endsTurn, endsTurnFact, seqOfStep, turnOfStep, type FactStep, type Turn
 export type { ListedTurn } from './follow/turn-pages.ts';
 export { createReactions, type Reaction, type Reactions } from './react/reactions.ts';
 export { lastSeqOf } from './command-handlers.ts';
+export type { HeldSession } from './store-lost.ts';
 export type { SpendPort } from './session/spend-check.ts';
 export type { MemoryCallContext, MemoryPort } from './memory-port.ts';

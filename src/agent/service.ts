@@ -21,6 +21,7 @@ import { createSessionQuotas } from './session/quota.ts';
 import { openSession } from './session/session.ts';
 import type { SessionDeps } from './session/types.ts';
 import { createStorageHealth } from './session/storage-health.ts';
+import { storeLossOf } from './store-lost.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
 import type { MemoryPort } from './memory-port.ts';
@@ -248,10 +249,15 @@ export function createAgentService(opts: AgentServiceOptions) {
     /** Whether the session is in memory (or opening). */
     holds: (sessionId: string): boolean => sessions.slots.has(sessionId),
     /** Takes a session out of memory now, cancelling its turns with `reason`; its log (another instance's now) stays. */
-    async drop(sessionId: string, reason: string): Promise<void> {
-      await sessions.closeSession(sessionId, reason, { abandonLog: true });
-    },
+    drop: async (sessionId: string, reason: string): Promise<void> =>
+      void (await sessions.closeSession(sessionId, reason, { abandonLog: true })),
     /** Lets a dormant session leave memory (so another instance may take it); false when it is not dormant here. */
     release: sessions.release,
+    /**
+     * The store lost data (src/app/store-loss.ts): health is degraded (`storage: <cause>`) until `storeRecovered()`,
+     * every session leaves memory now (its turns stop; read back from the store at its next use), answering what each
+     * held; `failHeldTurns` then ends those turns where their log still holds them unended (store-lost.ts).
+     */
+    ...storeLossOf({ storage, sessions, fenceOf: opts.fenceOf, store, log }),
   };
 }

@@ -7,7 +7,7 @@
 import { limitsStoreOf, sharedRedisOf, type AgentConfig } from '../config/schema.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { lastSeqOf, REPLY_SEED_EVENT, SESSION_COMMANDS, TAKE_OVER_COMMAND, type ReplyTracker } from '../agent/index.ts';
-import { createCluster } from '../cluster/index.ts';
+import { createCluster, type ClusterOptions } from '../cluster/index.ts';
 import { redisLive, redisMedia, type ClusterMedia } from '../cluster/media.ts';
 import { postgresMedium } from '../store/postgres/cluster-listen.ts';
 import { postgresLeases, postgresRegistry } from '../store/postgres/cluster-tables.ts';
@@ -34,17 +34,20 @@ export function clusterOf(
     bus: AppBus;
     store: Pick<EventStore<StoreEvent>, 'openTurnSessions' | 'read' | 'latest'>;
     replies: Pick<ReplyTracker, 'seedOf'>;
+    /** The store identity held, and the store checks (store-loss.ts) a lease's evidence goes to. */
+    identity: NonNullable<ClusterOptions['store']>;
   },
   agent: () => HeldSessions,
 ) {
   const where = mediaOf(config.storage, deps);
   if (!where) return undefined;
-  const { store, replies, ...shared } = deps;
+  const { store, replies, identity, ...shared } = deps;
   return createCluster({
     ...where,
     ...shared,
     sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
     toolServerCommands: TOOL_SERVER_COMMANDS,
+    store: identity,
     readFacts: (sessionId, since) => store.read(sessionId, since),
     lastSeq: (sessionId) => lastSeqOf(store, sessionId),
     seedOf: (sessionId) => ({ name: REPLY_SEED_EVENT, payload: replies.seedOf(sessionId) }),

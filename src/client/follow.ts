@@ -1,7 +1,8 @@
 /**
  * A session's frames as an async iterator that outlives its connection: it subscribes with `since` = the newest seq
  * seen, so after a dropped connection (reconnected with a doubling wait) the server replays what was stored
- * meanwhile, and a frame seen before is not yielded again (createSeqFilter). Each durable frame comes once, in
+ * meanwhile, and a frame seen before is not yielded again (createSeqFilter). A `hello` naming another store than
+ * before, or a `storeChanged` (the store lost data), drops the seqs held and replays from 0. Each durable frame comes once, in
  * order; transient frames (chunks) of the gap are gone unless the server sends a catch-up frame. An abort closes the
  * connection and ends the iteration with the signal's reason.
  */
@@ -130,7 +131,7 @@ export async function* followFrames(
       subscribe(socket);
       for (let frame = await socket.next(); frame; frame = await socket.next()) {
         failures = 0;
-        if (frame.event === 'hello') {
+        if (frame.event === 'hello' || frame.event === 'storeChanged') {
           const seen = String(frame.data.storeId);
           // Another store numbers seqs anew: what was seen says nothing about it, so replay it from the start.
           if (storeId !== undefined && seen !== storeId) {

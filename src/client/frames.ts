@@ -5,7 +5,7 @@
  * A frame of a kind added to the server later passes through as it came.
  */
 import type { AgentFrame, FrameName, TransientFrame } from '../agent/frames.ts';
-import type { MCP_EVENT_FRAMES, helloFrame } from '../http/frames.ts';
+import type { MCP_EVENT_FRAMES, helloFrame, storeChangedFrame } from '../http/frames.ts';
 import type { McpEvents } from '../tools/messages.ts';
 
 type McpNames = typeof MCP_EVENT_FRAMES;
@@ -13,7 +13,11 @@ export type McpFrame = {
   [K in keyof McpNames]: { event: McpNames[K]; data: McpEvents[K] & { sessionId?: string; seq?: number } };
 }[keyof McpNames];
 export type Frame =
-  AgentFrame | McpFrame | ReturnType<typeof helloFrame> | { event: 'pong'; data: Record<string, never> };
+  | AgentFrame
+  | McpFrame
+  | ReturnType<typeof helloFrame>
+  | ReturnType<typeof storeChangedFrame>
+  | { event: 'pong'; data: Record<string, never> };
 export type FrameEvent = Frame['event'];
 /** The frame of one kind: `FrameOf<'chunk'>`. */
 export type FrameOf<E extends FrameEvent> = Extract<Frame, { event: E }>;

@@ -13,7 +13,7 @@ import { isoNow } from '../clock.ts';
 import type { ClusterMedia } from './media.ts';
 import { createFanOut, type FanOutOptions } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
-import { createLeases } from './leases.ts';
+import { createLeases, type LeaseOptions } from './leases.ts';
 import { watchOrphanTurns } from './orphan-turns.ts';
 import { createRemoteTurns } from './remote-turns.ts';
 import type { ClusterShared } from './shared.ts';
@@ -53,6 +53,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
   seedOf?: FanOutOptions['seedOf'];
   /** The sessions the store marks with a turn open (where turns resume): those whose owner died are taken over. */
   openTurnSessions?: () => Promise<string[]>;
+  /** The store identity held here, and where a lease's evidence of the store going back goes (leases.ts). */
+  store?: LeaseOptions['store'];
 }
 
 /** `agent.health`'s answer while a medium's connection is down (`<medium>: unreachable`, since when), else undefined. */
@@ -76,7 +78,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const toolServerCommands = new Set(options.toolServerCommands);
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({
-    ...shared,
+    ...{ ...shared, store: options.store },
     backend: media.leases,
     onLost: sessions.drop, // (its close reaches sessionClosed)
     onTaken: (sessionId) => fanOut.taken(sessionId),

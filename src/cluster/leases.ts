@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { messageOf } from '../errors/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
 import type { LeaseBackend } from './medium.ts';
 import type { ClusterShared } from './shared.ts';
 
@@ -13,7 +13,24 @@ export interface LeaseOptions extends Pick<ClusterShared, 'instanceId' | 'leaseM
   onLost: (sessionId: string) => void;
   /** Called when this instance took a free lease (a lease of its own that had lapsed counts); the claim waits for it. */
   onTaken?: (sessionId: string) => void | Promise<void>;
+  /**
+   * The store identity this instance holds, and where it tells what shows the store went back (src/app/store-loss.ts):
+   * the store-id key holding another identity, or a session's fencing token below the one held here. Neither is taken
+   * for another instance taking the session.
+   */
+  store?:
+    | {
+        storeId(): string | undefined;
+        noticed(
+          e: { kind: 'fence'; storeId: string; sessionId: string; held: number; found: number } | undefined,
+        ): void;
+      }
+    | undefined;
 }
+
+/** A claim refused because the store-id key holds another identity than this instance's. */
+const storeChanged = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The store lost data: its identity changed; try again', { reason: 'storage' });
 
 /**
  * Session ownership: one instance, the holder of its lease, runs a session's turns. `claim` answers the holder,
@@ -42,11 +59,26 @@ export function createLeases(options: LeaseOptions) {
     }
   }
 
+  /** The store identity the held leases were taken under: leases of one since replaced are forgotten, not renewed. */
+  let heldUnder: string | undefined;
   async function claim(sessionId: string): Promise<string> {
+    const storeId = options.store?.storeId() ?? '';
+    if (storeId !== heldUnder) held.clear(); // the store lost data: no renewal takes that for a take-over
+    heldUnder = storeId;
     const before = held.get(sessionId);
     if (!before) await quietFor(sessionId);
     const sent = clock.now();
-    const { holder: owner, taken, token } = await backend.claim(sessionId, instanceId, leaseMs, before?.token);
+    const answer = await backend.claim(sessionId, instanceId, leaseMs, before?.token, storeId);
+    const { holder: owner, taken, token } = answer;
+    if (answer.storeChanged) {
+      options.store?.noticed(undefined);
+      throw storeChanged();
+    }
+    if (before && token < before.token) {
+      options.store?.noticed({ kind: 'fence', storeId, sessionId, held: before.token, found: token });
+      held.delete(sessionId);
+      throw storeChanged();
+    }
     const lost = () => {
       log.warn({ sessionId, owner, token }, 'another instance took a session held here: dropping it here');
       options.onLost(sessionId);
@@ -66,6 +98,7 @@ export function createLeases(options: LeaseOptions) {
         claim(sessionId).then(
           () => (failing = false),
           (err: unknown) => {
+            if (err instanceof AppError && err.details.reason === 'storage') return; // the store checks say it
             if (!failing)
               log.warn({ err: messageOf(err), sessions: held.size }, 'renewing session leases failed; retrying');
             failing = true;

@@ -35,6 +35,8 @@ export interface LeaseAnswer {
   taken: boolean;
   /** The session's fencing token. */
   token: number;
+  /** The store-id key held another identity than the claimer's (the store lost data): nothing was taken or renewed. */
+  storeChanged?: true;
 }
 
 /**
@@ -42,8 +44,12 @@ export interface LeaseAnswer {
  * row on PostgreSQL (src/store/postgres/leases.ts). Both judge expiry by the backend's own clock.
  */
 export interface LeaseBackend {
-  /** Takes a free lease or renews `me`'s for `ms`; `held`: the token `me` holds, kept when nobody took it since. */
-  claim(sessionId: string, me: string, ms: number, held: number | undefined): Promise<LeaseAnswer>;
+  /**
+   * Takes a free lease or renews `me`'s for `ms`; `held`: the token `me` holds, kept when nobody took it since.
+   * `storeId`: the store identity `me` holds; a backend that keeps it beside the leases (Redis) takes nothing when it
+   * changed (`storeChanged`).
+   */
+  claim(sessionId: string, me: string, ms: number, held: number | undefined, storeId?: string): Promise<LeaseAnswer>;
   /** Gives `me`'s lease (held with `token`) up; no-op when not `me`'s. */
   release(sessionId: string, me: string, token: number): Promise<void>;
   /** The holder of a running lease, or null. */

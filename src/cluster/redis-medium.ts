@@ -47,9 +47,12 @@ export function redisMedium(client: RedisConnection, subscriber: RedisConnection
  * Taking a lease issues a new token unless the token is still the one the claimer held (ARGV[3]): then nobody took
  * the session since its own lease lapsed, and its writes stay valid. A new token is the last one plus 1, or Redis'
  * clock in microseconds when that is greater: tokens grow even when Redis lost its keys (a restart without
- * persistence). KEYS: lease, fence. ARGV: instanceId, leaseMs, the token held ('' for none).
+ * persistence). KEYS: lease, fence, store id. ARGV: instanceId, leaseMs, the token held ('' for none), the store
+ * identity held ('' for none): when the store-id key holds another (the store lost data, issue 84), nothing is taken
+ * or renewed and it answers taken = -1.
  */
 const CLAIM = `
+if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then return {'', -1, '0'} end
 local owner = redis.call('GET', KEYS[1])
 local token = redis.call('GET', KEYS[2])
 if not owner then
@@ -78,12 +81,12 @@ export function redisLeases(client: RedisConnection, keyPrefix: string, leaseMs:
   const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
   const reconnects = watchReconnects(client, leaseMs, clock);
   return {
-    async claim(sessionId, me, ms, held) {
+    async claim(sessionId, me, ms, held, storeId = '') {
       const [holder, taken, token] = (await client.eval(CLAIM, {
-        keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId)],
-        arguments: [me, String(ms), held === undefined ? '' : String(held)],
+        keys: [key(sessionId), sessionFenceKey(keyPrefix, sessionId), `${keyPrefix}store-id`],
+        arguments: [me, String(ms), held === undefined ? '' : String(held), storeId],
       })) as [string, number, string];
-      return { holder, taken: taken === 1, token: Number(token) };
+      return { holder, taken: taken === 1, token: Number(token), ...(taken === -1 && { storeChanged: true as const }) };
     },
     release: async (sessionId, me) => void (await client.eval(RELEASE, { keys: [key(sessionId)], arguments: [me] })),
     holder: (sessionId) => client.get(key(sessionId)),

@@ -92,5 +92,13 @@ export const isClientFrameType = (t: unknown): t is ClientFrameType =>
  */
 export const helloFrame = (data: { storeId: string }) => ({ event: 'hello', data }) as const;
 
+/**
+ * Sent to every open connection at `/` when the store lost data (src/app/store-loss.ts): from now on seqs number the
+ * logs of `storeId`, not of `previousStoreId`. A client drops the seqs it holds and replays from `since: 0`, as a
+ * `hello` with another identity tells it to.
+ */
+export const storeChangedFrame = (data: { storeId: string; previousStoreId: string }) =>
+  ({ event: 'storeChanged', data }) as const;
+
 /** Serializes a frame once; the same string is published to every subscriber. */
 export const frame = (event: string, data: unknown): string => JSON.stringify({ event, data });

@@ -17,7 +17,8 @@ import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { createClientIp, trustedSet } from './ip.ts';
-import { createWsGateway } from './ws-gateway.ts';
+import { ALL, ALL_ADMIN, createWsGateway } from './ws-gateway.ts';
+import { storeChangedFrame } from './frames.ts';
 import type { TurnFollower } from '../agent/index.ts';
 
 export interface FrontEndDeps {
@@ -135,6 +136,11 @@ export function createFrontEnd(deps: FrontEndDeps) {
     },
     /** Open WebSocket connections at `/`. */
     connections: (): number => gateway?.size() ?? 0,
+    /** Tells every open WebSocket connection at `/` the store's new identity (`storeChanged`). */
+    storeChanged: (change: { storeId: string; previousStoreId: string }): void => {
+      const text = JSON.stringify(storeChangedFrame(change));
+      if (gateway) for (const topic of [ALL, ALL_ADMIN]) app.publish(topic, text);
+    },
     /** Answers a request in process, without listening (engine/inject.ts). */
     inject: createInject(serve),
   };

@@ -21,9 +21,10 @@ import type { ServerRecord } from '../tools/messages.ts';
 import { createUpgrade } from './ws-upgrade.ts';
 import { ADMIN_ONLY, createSessionFrames, isSessionEvent } from './session-frames.ts';
 
-const ALL = 'all';
+/** Server-wide events: every connection subscribes to one of these topics. */
+export const ALL = 'all';
 /** Server-wide events with what only admins see: OAuth sign-in URLs and ADMIN_ONLY events. */
-const ALL_ADMIN = 'all:admin';
+export const ALL_ADMIN = 'all:admin';
 
 export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDeps) {
   const open = new Set<EngineSocket<Connection>>();

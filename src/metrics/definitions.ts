@@ -69,6 +69,10 @@ export function defineMetrics(registry: Registry) {
       'Session log append latency',
       [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
     ),
+    storeDataLost: counter(
+      'agentd_store_data_lost_total',
+      'Times this instance found its store gone back in time (data lost: emptied, restored, failed over behind) and adopted a new store id',
+    ),
     scheduleFires: counter('agentd_schedule_fires_total', 'Schedule ticks whose message was sent'),
     scheduleSkips: counter('agentd_schedule_skips_total', "Schedule ticks skipped while the previous run's turn ran"),
     scheduleFailures: counter('agentd_schedule_failures_total', 'Schedule fires whose message or turn failed'),

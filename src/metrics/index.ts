@@ -24,6 +24,8 @@ export function createMetrics() {
     connections: (delta: 1 | -1) => m.connections.inc(delta),
     framePublished: () => m.framesOut.inc(),
     append: (seconds: number) => m.appendSeconds.observe(seconds),
+    /** The store lost data (src/app/store-loss.ts). */
+    storeDataLost: () => m.storeDataLost.inc(),
     /** The scheduler's (src/schedules/schedule-metrics.ts). */
     schedules: { fires: m.scheduleFires, skips: m.scheduleSkips, failures: m.scheduleFailures, lag: m.scheduleLag },
     /** The outbox's and its dispatcher's (src/webhooks/targets.ts). */

@@ -7,6 +7,15 @@ import type { EventStore, StorageConfig, StoreDeps, StoreEvent } from './types.t
 export type * from './types.ts';
 export { compareKeys, inRange } from './session-range.ts';
 export { fencedError, isFenced } from './fenced.ts';
+export {
+  evidenceOf,
+  isStoreLost,
+  judgeLoss,
+  seenUnder,
+  storeLostError,
+  type Loss,
+  type LossEvidence,
+} from './store-lost.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
@@ -41,10 +50,10 @@ export function timedAppends<E extends StoreEvent>(
 ): EventStore<E> {
   return {
     ...store,
-    async append(sessionId, events, fence) {
+    async append(sessionId, events, fence, tail) {
       const started = performance.now();
       try {
-        return await store.append(sessionId, events, fence);
+        return await store.append(sessionId, events, fence, tail);
       } finally {
         observe((performance.now() - started) / 1000);
       }

@@ -19,7 +19,7 @@ import type { JsonlStoreOptions } from './jsonl-types.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { storeGuard } from './session-id.ts';
-import { fileStoreId } from './store-id.ts';
+import { fileStoreId, renewFileStoreId } from './store-id.ts';
 import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import { eventsOfTurn, turnOf, turnPage } from './turn-index.ts';
 import type { EventStore, StoreEvent, StoredEvent } from './types.ts';
@@ -54,6 +54,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   });
   let newFiles = 0;
   const ensureDir = dirMaker(dir);
+  let renewed: string | undefined;
   const identity = madeOnce(async () => {
     await ensureDir();
     return fileStoreId(dir, NEW_FILE_PREFIX, fsync, log);
@@ -280,7 +281,19 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async storeId() {
       guard();
-      return identity().catch((e: unknown) => Promise.reject(storeError(e, 'storeId')));
+      return renewed ?? identity().catch((e: unknown) => Promise.reject(storeError(e, 'storeId')));
+    },
+
+    // One process holds the folder (dir-lock.ts) and each write is synced: a check finds the identity held; a renewal
+    // writes a new one all the same.
+    async identity(op) {
+      const previous = await this.storeId();
+      if (op === 'check') return { storeId: previous };
+      const storeId = await renewFileStoreId(dir, NEW_FILE_PREFIX, fsync).catch((e: unknown) =>
+        Promise.reject(storeError(e, 'storeId')),
+      );
+      renewed = storeId;
+      return { storeId, previous };
     },
 
     close() {

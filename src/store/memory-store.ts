@@ -4,7 +4,7 @@ import { storeGuard } from './session-id.ts';
 import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
 import { createRecencyIndex } from './recency-index.ts';
-import { newStoreId } from './store-id.ts';
+import { heldIdentity } from './store-id.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
 import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
@@ -12,7 +12,6 @@ import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.t
 export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
-  const id = newStoreId();
   const turns = new Map<string, TurnIndex>();
   const recency = createRecencyIndex();
   let closed = false;
@@ -23,6 +22,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
     for (const e of stored) indexEvent(turnIndex, e.seq, turnOf(e.event), none);
   };
   const guard = storeGuard(() => closed);
+  const identity = heldIdentity(() => guard());
   const prepareAppend = appendGuard(guard, clock);
 
   return {
@@ -112,10 +112,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
 
     open: () => Promise.resolve(),
 
-    async storeId() {
-      guard();
-      return id;
-    },
+    ...identity,
 
     async close() {
       closed = true;

@@ -15,16 +15,22 @@ const TURN_COUNTS = KEEP_TURNS('KEYS[9]', 'KEYS[10]');
  * Appends a batch with entry ids `0-<seq>` continuing the stream (gap-free), and updates the index (`<lastSeq> <ts>`),
  * the sorted index (a new session's key), `last` (type → seq of its latest event), the turn index (redis-turns.ts),
  * the index by recency (redis-recency.ts) and the kept turn counts (the turns new to the index; a session whose index
- * lags is left uncounted). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n), fence ('' for none).
- * KEYS: `keysOf`'s, then the session's fencing token (src/redis `sessionFenceKey`). Returns the last seq, or -1
- * (nothing written) when a fence is given that is not the session's latest token.
+ * lags is left uncounted). ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n), fence, the store
+ * identity held, the writer's tail (each '' for none). KEYS: `keysOf`'s, the session's fencing token (src/redis
+ * `sessionFenceKey`), the store-id key. Returns the last seq; nothing is written and it returns -2 when the store-id
+ * key does not hold the identity given (the store lost data, issue 84), -3 - last when the stream ends below the tail
+ * given (it went back), -1 when a fence is given that is not the session's latest token.
  */
 export const APPEND = `${PLACE_RECENT}${TURN_COUNTS}
-local fence = ARGV[4 + 3 * tonumber(ARGV[3])]
-if fence ~= '' and redis.call('GET', KEYS[11]) ~= fence then return -1 end
+local count = tonumber(ARGV[3])
+local fence, held, tail = ARGV[4 + 3 * count], ARGV[5 + 3 * count], ARGV[6 + 3 * count]
+if held ~= '' and redis.call('GET', KEYS[12]) ~= held then return -2 end
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
+if top[1] then last = tonumber(string.sub(top[1][1], 3)) end
+if tail ~= '' and last < tonumber(tail) then return -3 - last end
+if fence ~= '' and redis.call('GET', KEYS[11]) ~= fence then return -1 end
+if not top[1] then redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
 ${APPEND_INDEX_START}
 local kept = redis.call('HEXISTS', KEYS[9], ARGV[1]) == 1
 if kept and not (indexed and top[1]) then uncount(ARGV[1]); kept = false end

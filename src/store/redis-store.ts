@@ -14,8 +14,8 @@ import { fencedError } from './fenced.ts';
 import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey } from './session-range.ts';
-import { newStoreId, REDIS_STORE_ID } from './store-id.ts';
-import { madeOnce } from '../made-once.ts';
+import { redisIdentity } from './store-id.ts';
+import { storeLostError } from './store-lost.ts';
 import { APPEND, CREATE, DELETE, lexBounds, PAGE } from './redis-scripts.ts';
 import { RECENT } from './redis-recency.ts';
 import { namespacePrefix } from '../session-id.ts';
@@ -38,7 +38,13 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
 const tagOf = (owner: string): string => (owner === '' ? '\u0001' : namespacePrefix(owner));
 
 /** APPEND's arguments (redis-scripts.ts) for a batch of `events`, as `jsons`, stored at `ts`. */
-const appendArgs = (sessionId: string, ts: string, events: readonly StoreEvent[], jsons: string[], fence?: number) => [
+const appendArgs = (
+  [sessionId, ts, held]: [string, string, string],
+  events: readonly StoreEvent[],
+  jsons: string[],
+  fence?: number,
+  tail?: number,
+) => [
   sessionId,
   ts,
   String(jsons.length),
@@ -46,7 +52,17 @@ const appendArgs = (sessionId: string, ts: string, events: readonly StoreEvent[]
   ...events.map((e) => turnOf(e) ?? ''),
   ...jsons,
   fence?.toString() ?? '',
+  held,
+  tail?.toString() ?? '',
 ];
+
+/** APPEND's refusal (redis-scripts.ts): -2 the store's identity, -3 - last a tail below the writer's, -1 the fence. */
+const refusal = (last: number, [sessionId, held]: [string, string], fence?: number, tail?: number) =>
+  last === -2
+    ? storeLostError({ kind: 'storeId', held, found: '' })
+    : last <= -3
+      ? storeLostError({ kind: 'tail', storeId: held, sessionId, held: tail ?? 0, found: -3 - last })
+      : fencedError(sessionId, fence ?? 0);
 
 /** A session's `<lastSeq> <ts>` in the sessions hash, as info. */
 const infoOf = (id: string, value: string): SessionInfo => {
@@ -114,8 +130,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     turnCounts,
     turnTotals,
   ];
-  /** APPEND's and DELETE's keys: `keysOf`'s and the session's fencing token. */
-  const fencedKeysOf = (id: string) => [...keysOf(id), sessionFenceKey(keyPrefix, id)];
+  const storeIdKey = `${keyPrefix}store-id`;
+  /** APPEND's and DELETE's keys: `keysOf`'s, the session's fencing token and the store-id key. */
+  const fencedKeysOf = (id: string) => [...keysOf(id), sessionFenceKey(keyPrefix, id), storeIdKey];
   const parseEntry = entryParser(parseEvent, log);
   let closed = false;
   const guard = storeGuard(() => closed);
@@ -130,22 +147,19 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     keys: { counts: turnCounts, totals: turnTotals, sessions: index, turnKeys },
     log,
   });
-  const identity = madeOnce(
-    async () => (await run(REDIS_STORE_ID, [`${keyPrefix}store-id`], [newStoreId()], 'storeId')) as string,
-  );
+  const ids = redisIdentity((script, args) => run(script, [storeIdKey], args, 'storeId'));
 
   return {
     open: () => connectChecked(client, { url: options.url, requireDurable: options.requireDurable ?? false, log }),
 
-    async append(sessionId, events, fence) {
+    async append(sessionId, events, fence, tail) {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
       const ts = isoNow(clock);
-      const last = Number(
-        await run(APPEND, fencedKeysOf(sessionId), appendArgs(sessionId, ts, events, jsons, fence), 'append'),
-      );
-      if (last < 0) throw fencedError(sessionId, fence ?? 0);
+      const args = appendArgs([sessionId, ts, ids.held() ?? ''], events, jsons, fence, tail);
+      const last = Number(await run(APPEND, fencedKeysOf(sessionId), args, 'append'));
+      if (last < 0) throw refusal(last, [sessionId, ids.held() ?? ''], fence, tail);
       await replicated('append');
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
@@ -259,8 +273,10 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async storeId() {
       guard();
-      return identity();
+      return ids.storeId();
     },
+
+    identity: async (op) => ids.identity(op),
 
     watchMedium(watcher) {
       watchOutages(client, watcher);

@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { link, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
+import { madeOnce } from '../made-once.ts';
+import type { StoreIdentity } from './types.ts';
 import { errno, readTrimmed, writeNewFile } from './jsonl-file.ts';
 
 const STORE_ID_FILE = '.agentd-store-id';
@@ -16,10 +18,56 @@ const STORE_ID = /^[\w.:-]{1,128}$/;
 
 export const newStoreId = (): string => randomUUID();
 
+/**
+ * An identity held in memory (the memory store's): it never goes back, so `check` finds it; `renew` makes a new one.
+ * Both refuse as `guard` does (a closed store).
+ */
+export function heldIdentity(guard: () => void) {
+  let id = newStoreId();
+  return {
+    storeId: (): Promise<string> => Promise.resolve().then(() => (guard(), id)),
+    identity: (op: 'check' | 'renew'): Promise<StoreIdentity> =>
+      Promise.resolve().then(() => {
+        guard();
+        return op === 'check' ? { storeId: id } : { previous: id, storeId: (id = newStoreId()) };
+      }),
+  };
+}
+
+/**
+ * The Redis store's identity: read (made where absent) at the first `storeId()`, renewed by `identity` (REDIS_IDENTITY).
+ * `held()` names it in every append, so a store-id key holding another refuses the append.
+ */
+export function redisIdentity(run: (script: string, args: string[]) => Promise<unknown>) {
+  let held: string | undefined;
+  const first = madeOnce(async () => (held ??= (await run(REDIS_STORE_ID, [newStoreId()])) as string));
+  return {
+    held: () => held,
+    storeId: (): Promise<string> => (held === undefined ? first() : Promise.resolve(held)),
+    async identity(op: 'check' | 'renew'): Promise<StoreIdentity> {
+      const before = held ?? (await first());
+      held = (await run(REDIS_IDENTITY, [before, newStoreId(), op])) as string;
+      return held === before ? { storeId: held } : { storeId: held, previous: before };
+    },
+  };
+}
+
 /** Sets `KEYS[1]` to `ARGV[1]` unless it holds an identity already (SET NX); returns what it holds. */
 export const REDIS_STORE_ID = `
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])`;
+
+/**
+ * The identity check (EventStore.identity) on Redis. KEYS: the store-id key. ARGV: the identity held, a new one, the
+ * op (`check` | `renew`). Another identity found is answered (adopted); none, or the held one when renewing, is
+ * replaced by the new one. Answers the identity the key holds afterwards.
+ */
+export const REDIS_IDENTITY = `
+local found = redis.call('GET', KEYS[1])
+if found and found ~= ARGV[1] then return found end
+if found and ARGV[3] ~= 'renew' then return found end
+redis.call('SET', KEYS[1], ARGV[2])
+return ARGV[2]`;
 
 /**
  * The identity in `dir`'s `.agentd-store-id`, made when there is none: written whole to a temporary file (synced when
@@ -47,4 +95,13 @@ export async function fileStoreId(dir: string, temporaryPrefix: string, sync: bo
       await unlink(temporary).catch(() => undefined);
     }
   }
+}
+
+/** Replaces `dir`'s identity with a new one (written whole, then renamed over the old): what `identity('renew')` does. */
+export async function renewFileStoreId(dir: string, temporaryPrefix: string, sync: boolean): Promise<string> {
+  const id = newStoreId();
+  const temporary = join(dir, `${temporaryPrefix}${id}`);
+  await writeNewFile(temporary, Buffer.from(`${id}\n`, 'utf8'), sync);
+  await rename(temporary, join(dir, STORE_ID_FILE));
+  return id;
 }

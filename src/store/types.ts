@@ -1,6 +1,12 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 
+/** What `EventStore.identity` answers: the identity held now, and the one before it when it just changed. */
+export interface StoreIdentity {
+  storeId: string;
+  previous?: string;
+}
+
 /** What the store needs of `storage` in the agent config. */
 export type StorageConfig =
   | { type: 'jsonl'; dir: string }
@@ -114,8 +120,11 @@ export interface EventStore<E extends StoreEvent> {
    * same script that appends, a batch whose token is not the session's latest (`fenced.ts`: SERVICE_UNAVAILABLE,
    * `reason: "fenced"`, nothing written). JSONL and memory take no token: one process holds their medium (the storage
    * lock, dir-lock.ts, is the fence between processes).
+   * `tail` (issue 84): the last seq the writer holds of the log. Engines whose medium can go back (Redis) refuse, in the
+   * same step, a batch for a log that ends below it, and any batch once the medium's identity is no longer the one this
+   * store holds (`identity`): store-lost.ts `storeLostError`, nothing written, so no seq a client saw is given again.
    */
-  append(sessionId: string, events: readonly E[], fence?: number): Promise<StoredEvent<E>[]>;
+  append(sessionId: string, events: readonly E[], fence?: number, tail?: number): Promise<StoredEvent<E>[]>;
   /**
    * Writes a whole log into a session that has none (an import, a fork), all or nothing even across a crash: the
    * events keep their `seq` (ascending from 1 or more; gaps stay) and `ts`; later appends continue after the last.
@@ -159,6 +168,14 @@ export interface EventStore<E extends StoreEvent> {
    * comparable only under one identity.
    */
   storeId(): Promise<string>;
+  /**
+   * The identity check every engine answers (store-lost.ts; issue 84). `check`: the medium's identity compared with the
+   * one this store holds; `renew`: the store went back by other evidence, so the old identity must go. When the medium
+   * holds none, or (renew) still the held one, a new one is written; one another instance wrote meanwhile is adopted.
+   * Answers the identity held from now on, with `previous` when it changed. Memory and JSONL never go back: `check`
+   * answers the held one; `renew` makes a new one all the same.
+   */
+  identity(op: 'check' | 'renew'): Promise<StoreIdentity>;
   /**
    * Tells `watcher` each time the medium is lost (its cause) and each time it is reachable again (engines whose
    * connection can tell: Redis), so health reflects an outage before a write fails and recovers without one.

@@ -624,5 +624,21 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       }
       expect(await (await subject()).store.storeId()).not.toBe(id);
     });
+
+    it("checks its identity (issue 84): a check finds the one held; a renewal makes a new one, the medium's from then on", async () => {
+      const first = await subject();
+      const id = await first.store.storeId();
+      expect(await first.store.identity('check')).toEqual({ storeId: id });
+      const renewed = await first.store.identity('renew');
+      expect(renewed.previous).toBe(id);
+      expect(renewed.storeId).not.toBe(id);
+      expect(await first.store.storeId()).toBe(renewed.storeId);
+      expect(await first.store.identity('check')).toEqual({ storeId: renewed.storeId });
+      const later = await first.reopen?.();
+      if (later) {
+        opened.push(later);
+        expect(await later.storeId()).toBe(renewed.storeId); // one medium: another store over it finds the new one
+      }
+    });
   });
 }

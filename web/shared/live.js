@@ -98,8 +98,10 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
       }
       onMessage(message);
       const hello = /** @type {{ event?: unknown, data?: { storeId?: unknown } } | null} */ (message);
-      if (hello?.event !== 'hello' || typeof hello.data?.storeId !== 'string') return;
-      // Another store: the seqs held number logs that are gone, so every session is read whole again.
+      const told = hello?.event === 'hello' || hello?.event === 'storeChanged';
+      if (!told || typeof hello.data?.storeId !== 'string') return;
+      // Another store (a `hello` naming another, or `storeChanged`: the store lost data): the seqs held number logs
+      // that are gone, so every session is read whole again.
       if (storeId !== undefined && storeId !== hello.data.storeId) for (const id of sessions) unread.add(id);
       storeId = hello.data.storeId;
       greeted = true;

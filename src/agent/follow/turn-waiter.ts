@@ -34,6 +34,10 @@ type AskOptions = {
   onFact?: (stored: SessionStoredEvent) => void;
 };
 
+/** A waited turn's answer when its store lost data. */
+const storeLostError = (cause: string) =>
+  new AppError('SERVICE_UNAVAILABLE', `The turn was stopped: ${cause}`, { reason: 'storage', cause });
+
 /** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
 async function timeoutError(bus: TurnBus, timeoutMs: number, w: Waiter | undefined): Promise<AppError> {
   const questions =
@@ -79,6 +83,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
   };
 
   const timedOut = (w: Waiter | undefined) => timeoutError(bus, timeoutMs, w);
+  const rejectAll = (err: AppError) => [...waiters.keys()].forEach((id) => settle(id)?.reject(err));
 
   const wait = (
     correlationId: string,
@@ -185,10 +190,13 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       const { turnId } = turn;
       return turnId === undefined ? { reply: Promise.reject(unknownTurn()) } : adopt({ ...turn, turnId });
     },
-    close(): void {
-      for (const id of [...waiters.keys()])
-        settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
-    },
+    close: (): void => rejectAll(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down')),
+    /**
+     * The store lost data (src/app/store-loss.ts): every turn still waited for is answered at once with
+     * SERVICE_UNAVAILABLE, `reason: "storage"` (its facts may be gone; sending it again is safe). A turn whose reply
+     * came before is not waited for any more, so no caller whose turn ran is told otherwise.
+     */
+    storeLost: (cause: string): void => rejectAll(storeLostError(cause)),
   };
 }
 export type TurnWaiter = ReturnType<typeof createTurnWaiter>;

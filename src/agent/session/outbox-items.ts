@@ -78,11 +78,15 @@ export function safely(log: Logger, sessionId: string, what: string, fn: () => v
   }
 }
 
-/** Appends `batch`'s events (none: nothing) while `gates` settle; resolves with the stored events once all is done. */
+/**
+ * Appends `batch`'s events (none: nothing) while `gates` settle; resolves with the stored events once all is done.
+ * `tail`: the last seq stored here, so a store that went back refuses the batch (EventStore.append).
+ */
 export function appendBeside(
   { store, sessionId, fence }: Pick<OutboxOptions, 'store' | 'sessionId' | 'fence'>,
   batch: Durable[],
   gates: Gate[],
+  tail: number,
 ): Promise<StoredEvent[]> {
   const appended =
     batch.length === 0
@@ -91,6 +95,7 @@ export function appendBeside(
           sessionId,
           batch.map((b) => b.event),
           fence,
+          tail,
         );
   return gates.length === 0
     ? appended

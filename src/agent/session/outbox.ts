@@ -190,7 +190,7 @@ export class Outbox {
   private async appendBatch(batch: Durable[], gates: Gate[]): Promise<void> {
     let stored: StoredEvent[];
     try {
-      stored = await appendBeside(this.opts, batch, gates);
+      stored = await appendBeside(this.opts, batch, gates, this.seqs.lastSeq);
     } catch (err) {
       this.writing = this.head;
       return this.closed.failed(err, batch);

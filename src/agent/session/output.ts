@@ -30,6 +30,7 @@ import type { SendMeta } from '../../bus/index.ts';
 import { awaitingFrame, chunkFrame, storageFailedFrame, thinkingFrame, type SessionStoredEvent } from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
+import { isStoreLost } from '../../store/index.ts';
 import type { SessionDeps } from './types.ts';
 
 export interface SessionOutputDeps extends Pick<
@@ -112,7 +113,7 @@ export class SessionOutput {
     if (isOutboxClosed(err) || this.failedTurn === key.turnId) return;
     this.failedTurn = key.turnId;
     outbox.abandon(key.turnId);
-    const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err));
+    const frame = storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err), isStoreLost(err));
     publish(frame, key);
     if (frame.event === 'error') {
       const { code, message, details } = frame.data;

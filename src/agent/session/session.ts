@@ -155,6 +155,13 @@ export class Session {
     return this.w.life.closedBy !== undefined;
   }
 
+  /** What it holds of its log: the last seq stored here, and its turns not ended (the open one, those queued). */
+  get held(): { lastSeq: number; turns: string[] } {
+    const { state, outbox } = this.w;
+    const open = state.openTurn ? [state.openTurn.user.turnId] : [];
+    return { lastSeq: outbox.lastSeq, turns: [...open, ...state.queued.keys()] };
+  }
+
   /** Its log is empty and nothing is in flight: holding it in memory serves nothing. */
   get unused(): boolean {
     return this.w.outbox.lastSeq === 0 && this.dormant;

@@ -1,12 +1,23 @@
 /** The event store's reads: each an index range (of a session's events, its turns, or the sessions by key or time). */
 import { AppError } from '../../errors/index.ts';
 import type { EventStore, SessionInfo, StoreEvent } from '../types.ts';
+import { newStoreId } from '../store-id.ts';
 import { keyBytes, listStatement, recentStatement, scopeOf } from './queries.ts';
 import type { EventRow, StoreContext } from './store-context.ts';
 
 type Reads<E extends StoreEvent> = Pick<
   EventStore<E>,
-  'read' | 'latest' | 'turns' | 'readTurn' | 'has' | 'list' | 'recent' | 'turnTotal' | 'openTurnSessions' | 'storeId'
+  | 'read'
+  | 'latest'
+  | 'turns'
+  | 'readTurn'
+  | 'has'
+  | 'list'
+  | 'recent'
+  | 'turnTotal'
+  | 'openTurnSessions'
+  | 'storeId'
+  | 'identity'
 >;
 
 interface SessionRow {
@@ -29,6 +40,8 @@ const TOTAL = (column: 'sessions' | 'turns') =>
 
 export function eventReads<E extends StoreEvent>(ctx: StoreContext<E>): Reads<E> {
   const { query, ofSession, guard, eventsOf } = ctx;
+  /** The identity this store holds: read once, renewed by `identity`. */
+  let held: string | undefined;
   /** The events a statement answers, of one session. */
   const events = (sessionId: string, text: string, values: unknown[]) =>
     ofSession(sessionId, async () => eventsOf(sessionId, await query<EventRow>('read', { text, values })));
@@ -102,10 +115,26 @@ export function eventReads<E extends StoreEvent>(ctx: StoreContext<E>): Reads<E>
 
     async storeId() {
       guard();
+      if (held !== undefined) return held;
       const text = "SELECT value FROM @.agentd_meta WHERE key = 'store_id'";
       const [row] = await query<{ value: string }>('storeId', { text, values: [] });
       if (!row) throw new AppError('INTERNAL_ERROR', `PostgreSQL at ${ctx.where} holds no store id (not migrated?)`);
-      return row.value;
+      return (held = row.value);
+    },
+
+    /**
+     * The identity check (EventStore.identity) in one statement: the `store_id` row is written with a new identity
+     * when it is missing, or (renew) still holds the one held here; another one found is adopted.
+     */
+    async identity(op) {
+      const before = await this.storeId();
+      const text = `INSERT INTO @.agentd_meta (key, value) VALUES ('store_id', $2)
+        ON CONFLICT (key) DO UPDATE SET value = CASE WHEN $3 = 'renew' AND @.agentd_meta.value = $1
+          THEN EXCLUDED.value ELSE @.agentd_meta.value END
+        RETURNING value`;
+      const [row] = await query<{ value: string }>('storeId', { text, values: [before, newStoreId(), op] });
+      held = row?.value ?? before;
+      return held === before ? { storeId: held } : { storeId: held, previous: before };
     },
   };
 }
