@@ -5,7 +5,7 @@
  * 10.08 USD were spent). Each step costs 0.24 USD (`[[cost:0.24]]`, as a provider reports it) and its worst case,
  * priced at `llm.pricing`, a little more: a step that starts holds room for all it can cost, so none passes the limit.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -38,6 +38,19 @@ const MESSAGE = 'spend [[cost:0.24]] [[ttft:300]]';
 const spent = async (app: RunningApp): Promise<number> =>
   ((await call(app, 'GET', '/api/usage')).body.totals as { amount: number }[])[0]?.amount ?? 0;
 
+/** Sends `count` async messages at once, spread over `apps`, and waits until no session of theirs is busy. */
+async function burst(apps: RunningApp[], count: number, prefix: string): Promise<void> {
+  const accepted = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      call(apps[i % apps.length]!, 'POST', '/api/message', { sessionId: `${prefix}${i}`, message: MESSAGE }),
+    ),
+  );
+  expect(accepted.every((a) => [200, 202, 429].includes(a.status))).toBe(true); // 429: the server's own limits
+  const idle = async (app: RunningApp) =>
+    ((await call(app, 'GET', '/api/sessions')).body.sessions as any[]).every((s) => !s.busy);
+  for (const app of apps) await expect.poll(() => idle(app), { ...PATIENT, timeout: 120_000 }).toBe(true);
+}
+
 describe('budgets under many steps at once', { timeout: 180_000 }, () => {
   it('30 concurrent message-sync turns on one instance spend within the hard budget', async () => {
     const app = await env.apps.start(agentFile({ type: 'memory' }), { modelUrl: env.sim.url });
@@ -57,25 +70,31 @@ describe('budgets under many steps at once', { timeout: 180_000 }, () => {
 
   it('60 async messages in one burst on one instance spend within the hard budget', async () => {
     const app = await env.apps.start(agentFile({ type: 'memory' }), { modelUrl: env.sim.url });
-    const accepted = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => call(app, 'POST', '/api/message', { sessionId: `b${i}`, message: MESSAGE })),
-    );
-    expect(accepted.every((a) => [200, 202, 429].includes(a.status))).toBe(true); // 429: the server's own limits
-    const idle = async () => ((await call(app, 'GET', '/api/sessions')).body.sessions as any[]).every((s) => !s.busy);
-    await expect.poll(idle, { ...PATIENT, timeout: 120_000 }).toBe(true);
+    await burst([app], 60, 'b');
     const total = await spent(app);
     expect(total).toBeGreaterThan(0);
     expect(total).toBeLessThanOrEqual(LIMIT);
   });
 
-  it.skipIf(!hasRedisServer())('30 turns at once across two instances on one Redis stay within it too', async () => {
-    const redis = await startRedis();
-    const storage = { type: 'redis', url: redis.url, keyPrefix: `reserve${Date.now()}:` };
-    const apps = [
-      await env.apps.start(agentFile(storage), { modelUrl: env.sim.url }),
-      await env.apps.start(agentFile(storage), { modelUrl: env.sim.url }),
-    ];
-    try {
+  describe.skipIf(!hasRedisServer())('across two instances on one Redis', () => {
+    let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+    afterAll(async () => {
+      await redis?.stop();
+    });
+    /** Two instances on their own key prefix (their own ledger). */
+    const pair = async (name: string) => {
+      const storage = { type: 'redis', url: redis!.url, keyPrefix: `reserve-${name}:` };
+      return [
+        await env.apps.start(agentFile(storage), { modelUrl: env.sim.url }),
+        await env.apps.start(agentFile(storage), { modelUrl: env.sim.url }),
+      ];
+    };
+
+    it('30 concurrent message-sync turns, half on each, spend within the hard budget', async () => {
+      const apps = await pair('sync');
       const answers = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
           call(apps[i % 2]!, 'POST', '/api/message-sync', { sessionId: `r${i}`, message: MESSAGE }),
@@ -83,9 +102,14 @@ describe('budgets under many steps at once', { timeout: 180_000 }, () => {
       );
       expect(answers.filter((a) => a.status === 200).length).toBeLessThan(30);
       expect(await spent(apps[0]!)).toBeLessThanOrEqual(LIMIT);
-    } finally {
-      for (const app of apps) await env.apps.stop(app);
-      await redis.stop();
-    }
+    });
+
+    it('60 async messages in one burst, half on each, spend within the hard budget', async () => {
+      const apps = await pair('burst');
+      await burst(apps, 60, 'rb');
+      const total = await spent(apps[1]!);
+      expect(total).toBeGreaterThan(0);
+      expect(total).toBeLessThanOrEqual(LIMIT);
+    });
   });
 });
