@@ -112,7 +112,7 @@ describe.skipIf(!enabled)('redis durability', { timeout: 60_000 }, () => {
     };
 
     it('acknowledges a turn once a replica holds it, and fails it (reason storage, health degraded) when none answers in time', async () => {
-      const config = { storage: storage(primary.url, { replicas: 1, replicaTimeoutMs: 300 }), server: roomyLimits };
+      const config = { storage: storage(primary.url, { replicas: 1, replicaTimeoutMs: 2000 }), server: roomyLimits };
       const app = await pool.start(config, { modelUrl: sim.url });
       const ok = await api(app.url, 'POST', '/api/message-sync', { message: 'kept', sessionId: 'r1' });
       expect(ok.status).toBe(200);
@@ -122,7 +122,7 @@ describe.skipIf(!enabled)('redis durability', { timeout: 60_000 }, () => {
         // The existing path of a fact the store refused: the caller is told (reason `storage`), health degrades.
         expect(lost.status).toBe(500);
         expect(lost.body).toMatchObject({
-          error: { code: 'AGENT_ERROR', details: { reason: 'storage', cause: /0 of 1 replicas .* within 300 ms/ } },
+          error: { code: 'AGENT_ERROR', details: { reason: 'storage', cause: /0 of 1 replicas .* within 2000 ms/ } },
         });
         const health = (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause: string };
         expect(health).toMatchObject({ status: 'degraded', cause: expect.stringMatching(/^storage: 0 of 1 replicas/) });
@@ -136,7 +136,7 @@ describe.skipIf(!enabled)('redis durability', { timeout: 60_000 }, () => {
         url: primary.url,
         keyPrefix: `durable${randomUUID()}:`,
         log: pino({ level: 'silent' }),
-        replication: { replicas: 1, timeoutMs: 300 },
+        replication: { replicas: 1, timeoutMs: 2000 },
       });
       await store.open();
       try {

@@ -84,7 +84,7 @@ describe.skipIf(!enabled)('limits: shared in redis', () => {
     ).toBe('memory');
     expect(limitsStoreOf(parseConfig({ llm: { model: 'm' } }))).toBe('memory');
     expect(() => parseConfig({ llm: { model: 'm' }, server: { limits: { store: 'redis' } } })).toThrow(
-      /server\.limits\.store "redis" needs storage\.type "redis"/,
+      /server\.limits\.store "redis" needs a Redis: storage\.type "redis"/,
     );
   });
 });

@@ -72,7 +72,7 @@ describe('frame table', () => {
   it('docs/api.md lists exactly the frames the service sends, with their data fields', () => {
     const rows = sectionTables(API_DOC, '## Events').flatMap((t) => t.rows);
     const documented = new Map(rows.map(([event = '', data = '']) => [event, fieldList(data)]));
-    const sent = [...Object.keys(AGENT_FRAMES), ...Object.values(MCP_EVENT_FRAMES), 'pong', 'hello'];
+    const sent = [...Object.keys(AGENT_FRAMES), ...Object.values(MCP_EVENT_FRAMES), 'pong', 'hello', 'storeChanged'];
     expect([...documented.keys()].sort()).toEqual(sent.sort());
     for (const { frame } of frames) {
       if (!frame) continue;
