@@ -88,8 +88,6 @@ export function createBudgetGate(config: BudgetsConfig, ledger: Ledger, now: () 
       };
       return inTurn(principal, () => ledger.reserve(principal, sessionKey, at, estimate, decide));
     },
-    /** Ends the hold of a session whose step was stored without a usage (no ledger entry settles it). */
-    release: (sessionKey: string) => ledger.release(spenderOf(sessionKey), sessionKey, now()),
     /** Raises the limit `over` was about to `limit` for the rest of its period. */
     raise: (over: BudgetOver, limit: number) =>
       ledger.raise(
