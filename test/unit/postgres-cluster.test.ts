@@ -73,6 +73,10 @@ describe.skipIf(!enabled)('postgres: what the cluster rests on', () => {
     const schema = await server!.freshSchema();
     const store = await storeOn(schema);
     await store.append('before', [user('committed before')]);
+    // Both sessions and their turn exist before: the appends below add no session and no turn, so they touch no
+    // shared counter row (agentd_totals, by random shard), which would make the second wait for the first's commit.
+    await store.append('early', [user('early seeded')]);
+    await store.append('late', [user('late seeded')]);
     const [early, late] = [await connection(), await connection()];
     await early.query('BEGIN');
     await appendIn(early, schema, 'early', 'began first'); // its transaction id is the older one
@@ -83,7 +87,7 @@ describe.skipIf(!enabled)('postgres: what the cluster rests on', () => {
     const first = await store.tail(TAIL_START, 100);
     const contents = (read: typeof first) => read.events.map((e) => (e.event as { content: string }).content);
     // Only what is below the oldest running transaction: the row committed before, not the late one yet.
-    expect(contents(first)).toEqual(['committed before']);
+    expect(contents(first)).toEqual(['committed before', 'early seeded', 'late seeded']);
     await early.query('COMMIT');
     const next = await store.tail(first.next, 100);
     expect(contents(next)).toEqual(['began first', 'began second']); // in transaction order, none skipped
