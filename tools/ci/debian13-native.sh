@@ -165,7 +165,11 @@ in_namespace() {
   [ -n "$CI_EXTRA_CA" ] && keep+=(NODE_EXTRA_CA_CERTS=/opt/agentd-ci/extra-ca.crt)
   for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do [ -n "${!name:-}" ] && keep+=("$name=${!name}"); done
   local name
-  for name in $(compgen -e); do [[ $name == AGENTD_* && $name != AGENTD_CI_* ]] && keep+=("$name=${!name}"); done
+  # AGENTD_* flags go in, but AGENTD_REQUIRE_POSTGRES: this root has Redis, not PostgreSQL (the host's stages run the
+  # PostgreSQL cases), so those cases skip here with their notice.
+  for name in $(compgen -e); do
+    [[ $name == AGENTD_* && $name != AGENTD_CI_* && $name != AGENTD_REQUIRE_POSTGRES ]] && keep+=("$name=${!name}")
+  done
   local args=(--in-root)
   [ "$check_only" = 1 ] && args+=(--check-only)
   [ "$exec_mode" = 1 ] && args+=(--exec)
