@@ -2,7 +2,6 @@ import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
-import { madeOnce } from '../made-once.ts';
 import { lockDir, type DirLock } from './dir-lock.ts';
 import { createHandlePool } from './handle-pool.ts';
 import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
@@ -19,7 +18,7 @@ import type { JsonlStoreOptions } from './jsonl-types.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { storeGuard } from './session-id.ts';
-import { fileStoreId, renewFileStoreId } from './store-id.ts';
+import { folderIdentity } from './store-id.ts';
 import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import { eventsOfTurn, turnOf, turnPage } from './turn-index.ts';
 import type { EventStore, StoreEvent, StoredEvent } from './types.ts';
@@ -54,11 +53,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   });
   let newFiles = 0;
   const ensureDir = dirMaker(dir);
-  let renewed: string | undefined;
-  const identity = madeOnce(async () => {
-    await ensureDir();
-    return fileStoreId(dir, NEW_FILE_PREFIX, fsync, log);
-  });
+  const ids = folderIdentity(dir, { temporaryPrefix: NEW_FILE_PREFIX, sync: fsync, log, ready: ensureDir }, (e) =>
+    storeError(e, 'storeId'),
+  );
   let closing: Promise<void> | undefined;
   let dirLock: DirLock | undefined;
   const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
@@ -281,20 +278,10 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async storeId() {
       guard();
-      return renewed ?? identity().catch((e: unknown) => Promise.reject(storeError(e, 'storeId')));
+      return ids.storeId();
     },
 
-    // One process holds the folder (dir-lock.ts) and each write is synced: a check finds the identity held; a renewal
-    // writes a new one all the same.
-    async identity(op) {
-      const previous = await this.storeId();
-      if (op === 'check') return { storeId: previous };
-      const storeId = await renewFileStoreId(dir, NEW_FILE_PREFIX, fsync).catch((e: unknown) =>
-        Promise.reject(storeError(e, 'storeId')),
-      );
-      renewed = storeId;
-      return { storeId, previous };
-    },
+    identity: (op) => (guard(), ids.identity(op)),
 
     close() {
       closing ??= (async () => {

@@ -35,6 +35,36 @@ export function heldIdentity(guard: () => void) {
 }
 
 /**
+ * A folder's identity (the JSONL store's): read (made where absent) at the first `storeId()`. One process holds the
+ * folder (dir-lock.ts) and every write is synced, so `check` finds the identity held; `renew` writes a new one. Errors
+ * reach the caller through `failed` (the store's own error).
+ */
+export function folderIdentity(
+  dir: string,
+  options: { temporaryPrefix: string; sync: boolean; log: Logger; ready: () => Promise<void> },
+  failed: (err: unknown) => Error,
+) {
+  const { temporaryPrefix, sync, log } = options;
+  let renewed: string | undefined;
+  const read = madeOnce(async () => {
+    await options.ready();
+    return fileStoreId(dir, temporaryPrefix, sync, log);
+  });
+  const storeId = (): Promise<string> =>
+    renewed !== undefined ? Promise.resolve(renewed) : read().catch((e: unknown) => Promise.reject(failed(e)));
+  return {
+    storeId,
+    async identity(op: 'check' | 'renew'): Promise<StoreIdentity> {
+      const previous = await storeId();
+      if (op === 'check') return { storeId: previous };
+      const made = await renewFileStoreId(dir, temporaryPrefix, sync).catch((e: unknown) => Promise.reject(failed(e)));
+      renewed = made;
+      return { storeId: made, previous };
+    },
+  };
+}
+
+/**
  * The Redis store's identity: read (made where absent) at the first `storeId()`, renewed by `identity` (REDIS_IDENTITY).
  * `held()` names it in every append, so a store-id key holding another refuses the append.
  */

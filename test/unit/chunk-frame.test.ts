@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkFrame } from '../../src/agent/frames.ts';
+import { chunkFrame } from '../../src/agent/transient-frames.ts';
 import { createChunkFrames } from '../../src/http/chunk-frame.ts';
 import { frame } from '../../src/http/frames.ts';
 import { asNamed } from '../../src/session-id.ts';

@@ -4,14 +4,8 @@
  * client-frame tables of docs/api.md are checked against the code.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  chunkFrame,
-  droppedFrame,
-  thinkingFrame,
-  toFrame,
-  type FrameName,
-  type TransientFrame,
-} from '../../src/agent/frames.ts';
+import { toFrame, type FrameName, type TransientFrame } from '../../src/agent/frames.ts';
+import { chunkFrame, droppedFrame, thinkingFrame } from '../../src/agent/transient-frames.ts';
 import { createReplyTracker } from '../../src/agent/follow/reply-so-far.ts';
 import { CLIENT_FRAMES, MCP_EVENT_FRAMES, eventFrameOf, helloFrame } from '../../src/http/frames.ts';
 import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';

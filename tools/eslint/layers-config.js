@@ -28,6 +28,7 @@ const SESSION_USES = [
   'toolsMessages',
   'inspect',
   'agentFrames',
+  'agentTransientFrames',
   'agentQuestionFrames',
   'agentMessages',
   'agentCompaction',
@@ -146,6 +147,8 @@ export const LAYERS = {
       path: 'src/agent/frames.ts',
       uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentQuestionFrames'],
     },
+    // The frames no fact stands behind (a chunk, thinking, what could not be stored): made by the session.
+    agentTransientFrames: { path: 'src/agent/transient-frames.ts', uses: [...LEAVES, 'agentFrames'] },
     // The frames of questions (the stored pair on the wire, and read back by faces): below the agent's frames.
     agentQuestionFrames: { path: 'src/agent/question-frames.ts', uses: [...LEAVES, 'conversation'] },
     agentMessages: { path: 'src/agent/messages.ts', uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentFrames'] },

@@ -10,7 +10,7 @@ import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { SendMeta } from '../../bus/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
-import { droppedFrame, droppedMessage } from '../frames.ts';
+import { droppedFrame, droppedMessage } from '../transient-frames.ts';
 import type { Opening } from './decide.ts';
 import { isOutboxClosed } from './outbox.ts';
 import type { SessionOutput } from './output.ts';

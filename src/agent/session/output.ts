@@ -27,7 +27,8 @@
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
-import { awaitingFrame, chunkFrame, storageFailedFrame, thinkingFrame, type SessionStoredEvent } from '../frames.ts';
+import { awaitingFrame, type SessionStoredEvent } from '../frames.ts';
+import { chunkFrame, storageFailedFrame, thinkingFrame } from '../transient-frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
 import { isStoreLost } from '../../store/index.ts';

@@ -27,7 +27,8 @@ import { isoNow, type Clock } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import type { EventStore, LogEntry } from '../../store/types.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
-import { droppedMessage, type SessionStoredEvent } from '../frames.ts';
+import type { SessionStoredEvent } from '../frames.ts';
+import { droppedMessage } from '../transient-frames.ts';
 import { foldSession } from './state.ts';
 
 export type TransferReason = 'imported' | 'forked';
